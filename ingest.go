@@ -27,6 +27,10 @@
 //	report/                    what report, /quota and the dashboard show
 //	metrics/                   the Prometheus series of run --listen
 //	web/                       the JSON API and the pages
+//	web/listener/              what every listener shares: the port, the server, /readyz and /healthz
+//	web/throttle/              what a request may cost: the API metered by plan, wrong tokens slowed, builds budgeted
+//	web/kept/                  what the kept answers may hold, and which go first
+//	web/signin/                the access token's strength and the sessions a sign-in starts
 //	publish/                   the readers' site written as files a static host serves
 //	ratelimit/                 the API clients' request limiter
 //	purge/                     the caches in front told what a landing changed
@@ -47,6 +51,7 @@
 //	internal/rig/storetest/    a test run on each database the store opens
 //	internal/rig/passtest/     a test store filled by real passes, as run --once fills it
 //	internal/rig/seedtest/     the seeds a test draws from: fixed in make test, random in make sim
+//	internal/rig/clocktest/    the clock a test sets and moves
 //	internal/rig/redistest/    real redis-server processes for tests
 //	internal/rig/browsertest/  a real headless Chromium for tests
 //	internal/rig/partition/    real daemons on network namespaces under a nemesis (make partition)

@@ -36,41 +36,10 @@ type system struct{}
 func (system) Now() time.Time { return time.Now() }
 
 // Func is a function read as a clock: a test's clock that follows
-// another (a server's, or an offset from a Fake).
+// another (a server's, or an offset from a test's).
 type Func func() time.Time
 
 func (f Func) Now() time.Time { return f() }
-
-// Fake is a clock a test sets: it stands still until moved.
-type Fake struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-// NewFake is a Fake reading at.
-func NewFake(at time.Time) *Fake { return &Fake{now: at} }
-
-func (f *Fake) Now() time.Time {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.now
-}
-
-// Advance moves the clock on by d.
-func (f *Fake) Advance(d time.Duration) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.now = f.now.Add(d)
-}
-
-// AdvanceTo moves the clock on to at; never back.
-func (f *Fake) AdvanceTo(at time.Time) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if at.After(f.now) {
-		f.now = at
-	}
-}
 
 // RehearseEnv names the file whose content is the house clock's offset
 // from the host's: a rehearsal tool, as the fake upstream's --date-offset.

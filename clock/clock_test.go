@@ -83,13 +83,3 @@ func TestRehearsalBadFileAtStart(t *testing.T) {
 		t.Fatalf("a directory: %v, want an error", err)
 	}
 }
-
-func TestFake(t *testing.T) {
-	at := time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC)
-	f := NewFake(at)
-	f.Advance(time.Minute)
-	f.AdvanceTo(at) // never back
-	if got := f.Now(); !got.Equal(at.Add(time.Minute)) {
-		t.Fatalf("got %s, want %s", got, at.Add(time.Minute))
-	}
-}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest/clock"
+	"github.com/ingestworks/ingest/internal/rig/clocktest"
 )
 
 // TestSleepWaitsOrEndsWithItsContext: Sleep waits its span on the
@@ -32,7 +33,7 @@ func TestSleepWaitsOrEndsWithItsContext(t *testing.T) {
 // in, not the host's.
 func TestSinceAndUntilReadTheClockGiven(t *testing.T) {
 	at := time.Date(2026, 3, 8, 10, 0, 0, 0, time.UTC)
-	f := clock.NewFake(at)
+	f := clocktest.NewFake(at)
 	f.Advance(90 * time.Second)
 	if d := clock.Since(f, at); d != 90*time.Second {
 		t.Errorf("Since: %s, want 1m30s", d)

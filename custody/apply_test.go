@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/clock"
+	"github.com/ingestworks/ingest/internal/rig/clocktest"
 	"github.com/ingestworks/ingest/quota"
 )
 
@@ -43,7 +43,7 @@ func (c *creating) Create(_ context.Context, _ bool, others map[string]ingest.Re
 func TestApplyNewRefusesAKeyCreatedOtherwise(t *testing.T) {
 	const conf = "10000:500:86400000:America/Los_Angeles"
 	path, _ := database(t)
-	h := host(t, path, "redis://a:6379/0", clock.NewFake(start))
+	h := host(t, path, "redis://a:6379/0", clocktest.NewFake(start))
 	for _, tc := range []struct {
 		name    string
 		confs   []quota.PoolConfig
@@ -76,7 +76,7 @@ func TestApplyCreatesAKeyFromTheLedgersGiven(t *testing.T) {
 	ctx := context.Background()
 	path, db := database(t)
 	record(t, db.Ledger, call("c1", start.Add(-time.Hour), 1), call("old", start.Add(-25*time.Hour), 1))
-	h := host(t, path, "redis://a:6379/0", clock.NewFake(start))
+	h := host(t, path, "redis://a:6379/0", clocktest.NewFake(start))
 	l := &creating{}
 	if _, err := h.Apply(ctx, l, key, false, []string{path}); err != nil {
 		t.Fatal(err)

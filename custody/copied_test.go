@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/clock"
+	"github.com/ingestworks/ingest/internal/rig/clocktest"
 )
 
 // copyOf is a copy of the database at src, as db copy leaves it: a new
@@ -30,7 +30,7 @@ func copyOf(t *testing.T, src *Database, srcPath string, at time.Time) (string, 
 // none (the Redis holds them).
 func TestACopysWorkerCountsItsSourcesCalls(t *testing.T) {
 	ctx := context.Background()
-	c := clock.NewFake(start)
+	c := clocktest.NewFake(start)
 	srcPath, src := database(t)
 	record(t, src.Ledger, call("before", start.Add(-time.Hour), 1))
 	cpPath, cp := copyOf(t, src, srcPath, start)
@@ -64,7 +64,7 @@ func TestACopysWorkerCountsItsSourcesCalls(t *testing.T) {
 // calls. While the source's worker runs, a copy's is refused in turn.
 func TestACopyAndItsSourceNeverRunTogether(t *testing.T) {
 	ctx := context.Background()
-	c := clock.NewFake(start)
+	c := clocktest.NewFake(start)
 	srcPath, src := database(t)
 	cpPath, cp := copyOf(t, src, srcPath, start)
 	onCopy, onSource := host(t, cpPath, "", c), host(t, srcPath, "", c)

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/clock"
+	"github.com/ingestworks/ingest/internal/rig/clocktest"
 	"github.com/ingestworks/ingest/internal/rig/storetest"
 )
 
@@ -25,7 +25,7 @@ func TestARunOnAnotherLimiterIsRefused(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			c := clock.NewFake(start)
+			c := clocktest.NewFake(start)
 			path, db := database(t)
 			first, then := host(t, path, tc.first, c), host(t, path, tc.then, c)
 			if err := first.HeldHere(ctx, db.Ledger, key); err != nil {
@@ -58,7 +58,7 @@ func TestARunOnAnotherLimiterIsRefused(t *testing.T) {
 // is recorded, so that a refusal names the one last run on.
 func TestARunOnItsLimiterRecordsNothingMore(t *testing.T) {
 	ctx := context.Background()
-	c := clock.NewFake(start)
+	c := clocktest.NewFake(start)
 	path, db := database(t)
 	h := host(t, path, "redis://a:6379/0", c)
 	for range 3 {
@@ -86,7 +86,7 @@ func TestARunOnItsLimiterRecordsNothingMore(t *testing.T) {
 // log that grows with every move.
 func TestAHoldersMovesAreBounded(t *testing.T) {
 	ctx := context.Background()
-	c := clock.NewFake(start)
+	c := clocktest.NewFake(start)
 	path, db := database(t)
 	hosts := []*Rules{host(t, path, "", c), host(t, path, "redis://a:6379/0", c)}
 	for i := range keptMoves + 8 {
@@ -113,7 +113,7 @@ func TestAnUnrecordedRedisHoldsTheWindow(t *testing.T) {
 	if err := db.Ledger.Note(ctx, redisNote+key, RedisHash("redis://a:6379/0")); err != nil {
 		t.Fatal(err)
 	}
-	he := refused[*HolderError](t, host(t, path, "", clock.NewFake(start)).HeldHere(ctx, db.Ledger, key))
+	he := refused[*HolderError](t, host(t, path, "", clocktest.NewFake(start)).HeldHere(ctx, db.Ledger, key))
 	if he.Held.Redis != "(unrecorded)" || !strings.Contains(he.Error(), "before databases recorded their limiter") {
 		t.Errorf("got %v", he)
 	}
@@ -122,7 +122,7 @@ func TestAnUnrecordedRedisHoldsTheWindow(t *testing.T) {
 // TestAMoveToADatabaseThatCannotOpenIsAConfigurationError: quota seed and
 // restore name the --ledger they could not record the move on.
 func TestAMoveToADatabaseThatCannotOpenIsAConfigurationError(t *testing.T) {
-	h := host(t, storetest.Path(t), "", clock.NewFake(start))
+	h := host(t, storetest.Path(t), "", clocktest.NewFake(start))
 	err := h.MoveTo(context.Background(), []string{t.TempDir() + "/no/such/dir/x.db"}, key, "quota seed")
 	if _ = refused[*ingest.ConfigError](t, err); !strings.Contains(err.Error(), "--ledger") {
 		t.Errorf("got %v, want it to name --ledger", err)

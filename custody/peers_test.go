@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/clock"
+	"github.com/ingestworks/ingest/internal/rig/clocktest"
 	"github.com/ingestworks/ingest/quota"
 )
 
@@ -37,7 +37,7 @@ func peers(t *testing.T, db *Database, seen map[string]time.Time) {
 // window is not named; once given, none holds it back.
 func TestAHostLeavingItsPeersIsRefusedUntilGiven(t *testing.T) {
 	ctx := context.Background()
-	c := clock.NewFake(start)
+	c := clocktest.NewFake(start)
 	path, db := database(t)
 	self, err := db.Ledger.LedgerID(ctx)
 	if err != nil {
@@ -86,7 +86,7 @@ func TestForgettingNamesOnlyPeersLeft(t *testing.T) {
 	ctx := context.Background()
 	path, db := database(t)
 	peers(t, db, map[string]time.Time{"p1": start.Add(-time.Hour), "p2": start.Add(-time.Hour)})
-	h := host(t, path, "", clock.NewFake(start))
+	h := host(t, path, "", clocktest.NewFake(start))
 	err := h.forget(ctx, db.Ledger, key, []string{"p3"}, nil)
 	if _ = refused[*ingest.ConfigError](t, err); !strings.Contains(err.Error(), "--forget-peers: p3 is not a ledger of a peer") {
 		t.Errorf("an id no peer has: %v", err)
@@ -122,7 +122,7 @@ func TestLeavingRedisAsksIt(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			c := clock.NewFake(start)
+			c := clocktest.NewFake(start)
 			path, db := database(t)
 			if err := host(t, path, ran, c).HeldHere(ctx, db.Ledger, key); err != nil {
 				t.Fatal(err)
@@ -159,7 +159,7 @@ func TestLeavingRedisAsksIt(t *testing.T) {
 func TestLeavingStopsWhenTheRedisCannotSay(t *testing.T) {
 	ctx := context.Background()
 	path, db := database(t)
-	c := clock.NewFake(start)
+	c := clocktest.NewFake(start)
 	if err := host(t, path, "redis://a:6379/0", c).HeldHere(ctx, db.Ledger, key); err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/clock"
+	"github.com/ingestworks/ingest/internal/rig/clocktest"
 	"github.com/ingestworks/ingest/quota"
 )
 
@@ -54,7 +54,7 @@ func (s *seeding) Status(context.Context) (quota.Status, error) { return quota.S
 // recorded as moved here.
 func TestSeedGivesTheEmbeddedLimiterEveryLedger(t *testing.T) {
 	ctx := context.Background()
-	c := clock.NewFake(start)
+	c := clocktest.NewFake(start)
 	path, db := database(t)
 	peerPath, peer := database(t)
 	peerID, err := peer.Ledger.LedgerID(ctx)
@@ -91,7 +91,7 @@ func TestSeedGivesTheEmbeddedLimiterEveryLedger(t *testing.T) {
 // each ledger and records on each database that its window lives there.
 func TestSeedOnRedisRecordsTheMoveOnEveryLedger(t *testing.T) {
 	ctx := context.Background()
-	c := clock.NewFake(start)
+	c := clocktest.NewFake(start)
 	path, db := database(t)
 	peerPath, peer := database(t)
 	for _, d := range []*Database{db, peer} {
@@ -117,7 +117,7 @@ func TestSeedOnRedisRecordsTheMoveOnEveryLedger(t *testing.T) {
 func TestRestoreAndSeedRefuseALimiterThatCannotTakeThem(t *testing.T) {
 	ctx := context.Background()
 	path, _ := database(t)
-	h := host(t, path, "", clock.NewFake(start))
+	h := host(t, path, "", clocktest.NewFake(start))
 	_, err := h.Restore(ctx, &refilling{}, key, nil, false)
 	if _ = refused[*ingest.ConfigError](t, err); !strings.Contains(err.Error(), "set --redis / REDIS_URL") {
 		t.Errorf("restore on the embedded limiter: %v", err)

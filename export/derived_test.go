@@ -17,7 +17,7 @@ import (
 
 // derivedRows are entries whose day differs by zone: 02:00 UTC is the
 // evening before in New York, 20:00 UTC the next morning in Tokyo; a
-// day's row (--per day) is its UTC day whatever the region.
+// day's row (--per day) is dated by its run, in the region's zone too.
 func derivedRows() ([]store.ExportRow, [][5]string) {
 	video := func(id string) store.StoredVideo {
 		return store.StoredVideo{Video: ingest.Video{ID: id, Title: id, CategoryID: "10"}}
@@ -26,13 +26,13 @@ func derivedRows() ([]store.ExportRow, [][5]string) {
 	rows := []store.ExportRow{
 		{StoredVideo: video("us-night"), TrendingAt: night, Region: "US", Chart: "", CategoryTitle: "Music", CategoryTitleLocal: "Music", Rank: 1, RunID: 1},
 		{StoredVideo: video("jp-morning"), TrendingAt: night.Add(18 * time.Hour), Region: "JP", Chart: "20", CategoryTitle: "Music", CategoryTitleLocal: "音楽", Rank: 1, RunID: 2},
-		{StoredVideo: video("us-day"), TrendingAt: night.Add(-2 * time.Hour), Region: "US", Chart: "10", CategoryTitle: "Music", Rank: 1, RunID: 1, Daily: true},
+		{StoredVideo: video("us-day"), TrendingAt: night.Add(-2 * time.Hour), RunAt: night, Region: "US", Chart: "10", CategoryTitle: "Music", Rank: 1, RunID: 1, Daily: true},
 		{StoredVideo: video("-dash_id"), TrendingAt: night, Region: "GB", Chart: "99", Rank: 2, RunID: 3},
 	}
 	want := [][5]string{
 		{"Music", "https://www.youtube.com/watch?v=us-night", "all", "2026-11-20", "Music"},
 		{"Music", "https://www.youtube.com/watch?v=jp-morning", "gaming", "2026-11-22", "音楽"},
-		{"Music", "https://www.youtube.com/watch?v=us-day", "music", "2026-11-21", ""},
+		{"Music", "https://www.youtube.com/watch?v=us-day", "music", "2026-11-20", ""},
 		{"", "https://www.youtube.com/watch?v=-dash_id", "99", "2026-11-21", ""},
 	}
 	return rows, want
@@ -74,8 +74,8 @@ func TestDerivedColumnsInEveryFormat(t *testing.T) {
 		"trending_date", "tags", "view_count", "likes", "dislikes", "comment_count", "thumbnail_link",
 		"comments_disabled", "ratings_disabled", "description", "region", "chart", "rank", "run_id",
 		"defaultAudioLanguage", "defaultLanguage"}
-	if !slices.Equal(head[:len(before)], before) || len(head) != len(before)+5+len(runEndNames) {
-		t.Fatalf("header %q: want the columns of before, in their order, then five, then how the run ended", head)
+	if !slices.Equal(head[:len(before)], before) || len(head) != len(before)+5+len(runEndNames)+len(utcDayNames)+len(pagesNames) {
+		t.Fatalf("header %q: want the columns of before, in their order, then five, then how the run ended, the UTC day and the ranks lost", head)
 	}
 	for _, r := range recs[1:] {
 		got["csv"] = append(got["csv"], [5]string(r[len(before):len(before)+5]))
@@ -122,6 +122,52 @@ func TestDerivedColumnsInEveryFormat(t *testing.T) {
 	for _, format := range []string{"csv", "jsonl", "parquet"} {
 		if !slices.Equal(got[format], want) {
 			t.Errorf("%s:\n got  %q\n want %q", format, got[format], want)
+		}
+	}
+}
+
+// Each row carries its day under two names, one calendar each, in every
+// format: trending_day in the region's zone, trending_day_utc in UTC, a
+// day's row (--per day) as a run's.
+func TestTheTwoDaysInEveryFormat(t *testing.T) {
+	rows, _ := derivedRows()
+	want := [][2]string{{"2026-11-20", "2026-11-21"}, {"2026-11-22", "2026-11-21"}, {"2026-11-20", "2026-11-21"}, {"2026-11-21", "2026-11-21"}}
+	got := map[string][][2]string{}
+	recs, err := csv.NewReader(bytes.NewReader(encodeRows(t, "csv", rows))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	local, utc := slices.Index(recs[0], "trending_day"), slices.Index(recs[0], "trending_day_utc")
+	if utc != len(recs[0])-len(pagesNames)-1 {
+		t.Fatalf("header %q: want trending_day_utc after how the run ended", recs[0])
+	}
+	for _, r := range recs[1:] {
+		got["csv"] = append(got["csv"], [2]string{r[local], r[utc]})
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(encodeRows(t, "jsonl", rows))), "\n") {
+		var m struct {
+			Local string `json:"trending_day"`
+			UTC   string `json:"trending_day_utc"`
+		}
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatal(err)
+		}
+		got["jsonl"] = append(got["jsonl"], [2]string{m.Local, m.UTC})
+	}
+	file := encodeRows(t, "parquet", rows)
+	back, err := parquet.Read[struct {
+		Local time.Time `parquet:"trending_day,date"`
+		UTC   time.Time `parquet:"trending_day_utc,date"`
+	}](bytes.NewReader(file), int64(len(file)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range back {
+		got["parquet"] = append(got["parquet"], [2]string{r.Local.UTC().Format(time.DateOnly), r.UTC.UTC().Format(time.DateOnly)})
+	}
+	for _, format := range []string{"csv", "jsonl", "parquet"} {
+		if !slices.Equal(got[format], want) {
+			t.Errorf("%s: trending_day and trending_day_utc\n got  %q\n want %q", format, got[format], want)
 		}
 	}
 }

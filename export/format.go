@@ -87,11 +87,42 @@ func New(format string, w io.Writer) (Encoder, error) {
 // csvHeader is the "YouTube Trending Video Dataset" layout, then what a
 // file of several charts needs to tell them apart, then the video's
 // further fields (furtherFields), then the columns read from the others
-// (Derived), then how the row's run ended (RunEnd).
-var csvHeader = append(append(append([]string{"video_id", "title", "publishedAt", "channelId", "channelTitle", "categoryId",
+// (Derived), then how the row's run ended (RunEnd), then the row's UTC day
+// (UTCDay), then what its run's pages lost (RunPages).
+var csvHeader = append(append(append(append(append([]string{"video_id", "title", "publishedAt", "channelId", "channelTitle", "categoryId",
 	"trending_date", "tags", "view_count", "likes", "dislikes", "comment_count", "thumbnail_link",
 	"comments_disabled", "ratings_disabled", "description", "region", "chart", "rank", "run_id"}, furtherNames()...),
-	derivedNames...), runEndNames...)
+	derivedNames...), runEndNames...), utcDayNames...), pagesNames...)
+
+// utcDayNames are UTCDay's columns, in its order.
+var utcDayNames = []string{"trending_day_utc"}
+
+// UTCDay is the row's day in UTC, beside trending_day's day in the
+// region's zone: the day a day's row (--per day) sums up, and the day
+// days_on_chart counts, so that a reader computes that figure from the
+// export's own column. Last, so that every column before it stays where
+// it was.
+type UTCDay struct {
+	TrendingDayUTC     string    `json:"trending_day_utc" parquet:"-"`
+	TrendingDayUTCDate time.Time `json:"-" parquet:"trending_day_utc,date"`
+}
+
+// pagesNames are RunPages' columns, in its order.
+var pagesNames = []string{"ranks_lost"}
+
+// RunPages says what the row's run lost between its pages: a chart that
+// moved while they were read leaves ranks no row of the run holds, and a
+// warehouse that counts a run's rows to check it is whole finds why here.
+type RunPages struct {
+	RanksLost int64 `json:"ranks_lost" parquet:"ranks_lost"`
+}
+
+// utcDayOf is r's UTCDay: its run's start's UTC day, or the day a day's
+// row sums up.
+func utcDayOf(r *store.ExportRow) UTCDay {
+	day := r.TrendingAt.UTC().Truncate(24 * time.Hour)
+	return UTCDay{TrendingDayUTC: day.Format(time.DateOnly), TrendingDayUTCDate: day}
+}
 
 // runEndNames are RunEnd's columns, in its order.
 var runEndNames = []string{"run_status", "complete"}
@@ -120,8 +151,9 @@ type Derived struct {
 	// ChartName is the chart as --category names it: all, or the
 	// category's name (music), its id when it has none.
 	ChartName string `json:"chart_name" parquet:"chart_name"`
-	// TrendingDay is trending_date's day in the region's zone
-	// (regions.Zone), YYYY-MM-DD; a day's row (--per day) is that UTC day.
+	// TrendingDay is the day of the row's run's start in the region's zone
+	// (regions.Zone), YYYY-MM-DD, in a day's row (--per day) too, whose
+	// UTC day is UTCDay's: one name, one calendar.
 	TrendingDay     string    `json:"trending_day" parquet:"-"`
 	TrendingDayDate time.Time `json:"-" parquet:"trending_day,date"`
 	// CategoryNameLocal is categoryId's name in the region's language
@@ -136,10 +168,11 @@ func derivedOf(r *store.ExportRow) Derived {
 	if r.Chart != "" {
 		chart = ingest.CategoryName(r.Chart)
 	}
-	at := r.TrendingAt.UTC()
-	if !r.Daily {
-		at = r.TrendingAt.In(regions.Zone(r.Region))
+	run := r.RunAt
+	if run.IsZero() { // a row read without its run's start: a run's own row
+		run = r.TrendingAt
 	}
+	at := run.In(regions.Zone(r.Region))
 	day := time.Date(at.Year(), at.Month(), at.Day(), 0, 0, 0, 0, time.UTC)
 	return Derived{CategoryName: r.CategoryTitle, VideoURL: videoURL + url.QueryEscape(r.ID), ChartName: chart,
 		TrendingDay: day.Format(time.DateOnly), TrendingDayDate: day, CategoryNameLocal: r.CategoryTitleLocal}
@@ -205,7 +238,7 @@ func (e *csvEncoder) Write(r store.ExportRow) error {
 		strconv.FormatInt(r.RunID, 10)})
 	e.cur = r // read through a pointer that does not move r to the heap
 	for i, f := range furtherFields {
-		at := len(csvHeader) - len(runEndNames) - len(derivedNames) - len(furtherFields) + i
+		at := len(csvHeader) - len(pagesNames) - len(utcDayNames) - len(runEndNames) - len(derivedNames) - len(furtherFields) + i
 		if f.Kind() == "count" {
 			e.rec[at] = count(f.Value(&e.cur.Video).(*int64))
 		} else {
@@ -213,9 +246,9 @@ func (e *csvEncoder) Write(r store.ExportRow) error {
 		}
 	}
 	d := derivedOf(&e.cur)
-	at := len(csvHeader) - len(runEndNames) - len(derivedNames)
+	at := len(csvHeader) - len(pagesNames) - len(utcDayNames) - len(runEndNames) - len(derivedNames)
 	copy(e.rec[at:], []string{d.CategoryName, d.VideoURL, d.ChartName, d.TrendingDay, d.CategoryNameLocal,
-		string(r.RunStatus), pyBool(r.Complete)})
+		string(r.RunStatus), pyBool(r.Complete), utcDayOf(&e.cur).TrendingDayUTC, strconv.Itoa(r.RanksLost)})
 	return e.w.Write(e.rec)
 }
 
@@ -303,7 +336,7 @@ type Record struct {
 
 // recordType is a row of JSON lines and Parquet: Record, then a field per
 // further field of the video, a string or an optional count, then Derived,
-// then RunEnd.
+// then RunEnd, then UTCDay, then RunPages.
 var recordType = func() reflect.Type {
 	fields := []reflect.StructField{{Name: "Record", Type: reflect.TypeFor[Record](), Anonymous: true}}
 	for i, f := range furtherFields {
@@ -315,7 +348,9 @@ var recordType = func() reflect.Type {
 		fields = append(fields, sf)
 	}
 	fields = append(fields, reflect.StructField{Name: "Derived", Type: reflect.TypeFor[Derived](), Anonymous: true},
-		reflect.StructField{Name: "RunEnd", Type: reflect.TypeFor[RunEnd](), Anonymous: true})
+		reflect.StructField{Name: "RunEnd", Type: reflect.TypeFor[RunEnd](), Anonymous: true},
+		reflect.StructField{Name: "UTCDay", Type: reflect.TypeFor[UTCDay](), Anonymous: true},
+		reflect.StructField{Name: "RunPages", Type: reflect.TypeFor[RunPages](), Anonymous: true})
 	return reflect.StructOf(fields)
 }()
 
@@ -325,13 +360,17 @@ type row struct {
 	rec     *Record
 	derived *Derived
 	end     *RunEnd
+	utc     *UTCDay
+	pages   *RunPages
 }
 
 func newRow() row {
 	v := reflect.New(recordType)
 	return row{v: v, rec: v.Elem().Field(0).Addr().Interface().(*Record),
-		derived: v.Elem().Field(recordType.NumField() - 2).Addr().Interface().(*Derived),
-		end:     v.Elem().Field(recordType.NumField() - 1).Addr().Interface().(*RunEnd)}
+		derived: v.Elem().Field(recordType.NumField() - 4).Addr().Interface().(*Derived),
+		end:     v.Elem().Field(recordType.NumField() - 3).Addr().Interface().(*RunEnd),
+		utc:     v.Elem().Field(recordType.NumField() - 2).Addr().Interface().(*UTCDay),
+		pages:   v.Elem().Field(recordType.NumField() - 1).Addr().Interface().(*RunPages)}
 }
 
 // set makes the row r's.
@@ -351,6 +390,8 @@ func (w row) set(r *store.ExportRow) error {
 	}
 	*w.derived = derivedOf(r)
 	*w.end = RunEnd{RunStatus: string(r.RunStatus), Complete: r.Complete}
+	*w.utc = utcDayOf(r)
+	*w.pages = RunPages{RanksLost: int64(r.RanksLost)}
 	return nil
 }
 
@@ -510,6 +551,8 @@ func (e *parquetEncoder) Write(r store.ExportRow) error {
 	text(at+5, d.CategoryNameLocal)
 	text(at+6, string(e.cur.RunStatus))
 	b.Add(col[at+7], parquet.BooleanValue(e.cur.Complete))
+	b.Add(col[at+9], parquet.Int32Value(int32(utcDayOf(&e.cur).TrendingDayUTCDate.Unix()/(24*60*60)))) // its "-" one skipped
+	b.Add(col[at+10], parquet.Int64Value(int64(e.cur.RanksLost)))
 	n := len(e.rows)
 	e.rows = e.rows[:n+1] // each row's values reuse the last batch's
 	e.rows[n] = b.AppendRow(e.rows[n][:0])

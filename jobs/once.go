@@ -75,12 +75,12 @@ func (d *Daemon) pacedOnce(ctx context.Context, now time.Time) []PassResult {
 	var results []PassResult
 	due := 0
 	for _, p := range passes {
-		if stopping(d.Runner.Drain) || ctx.Err() != nil {
+		if stopping(d.Runner.Drain) || ctx.Err() != nil || d.Runner.backingOff(ctx, d.Runner.now()) {
 			break
 		}
 		var res PassResult
 		_, ran, isDue := d.paced(ctx, p.Chart(), now, func() (Ended, bool) {
-			r, ran := d.Runner.RunPass(ctx, p)
+			r, ran := d.Runner.runOncePass(ctx, p)
 			res = r
 			return Ended{RunEnd: r.RunEnd, Units: r.Units, Daily: r.Daily}, ran
 		})

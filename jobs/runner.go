@@ -69,14 +69,18 @@ func (r *Runner) now() time.Time { return required(r.Clock, "Runner").Now() }
 
 // Once runs every pass now, one after another. It stops early on a fatal
 // error (the key is rejected, the upstream cannot be reached) or when Drain
-// closes; the passes it did not run are not in the results.
+// closes; the passes it did not run are not in the results. It goes by the
+// backoff the store keeps as a daemon does: during one it runs no chart,
+// and its failures start, lengthen or end one for every process on the
+// store, so that a cron run every few minutes does not spend units on an
+// upstream that fails every chart.
 func (r *Runner) Once(ctx context.Context) []PassResult {
 	var results []PassResult
 	for _, p := range r.Passes {
-		if stopping(r.Drain) || ctx.Err() != nil {
+		if stopping(r.Drain) || ctx.Err() != nil || r.backingOff(ctx, r.now()) {
 			break
 		}
-		res, ran := r.RunPass(ctx, p)
+		res, ran := r.runOncePass(ctx, p)
 		if ran {
 			results = append(results, res)
 		}
@@ -85,6 +89,16 @@ func (r *Runner) Once(ctx context.Context) []PassResult {
 		}
 	}
 	return results
+}
+
+// runOncePass is RunPass for a run of every pass once: its end counts
+// toward the backoff the store keeps, as a daemon's pass does.
+func (r *Runner) runOncePass(ctx context.Context, p *Pass) (res PassResult, ran bool) {
+	res, ran = r.RunPass(ctx, p)
+	if ran {
+		r.failed(ctx, res.Status == ingest.StatusFailed, res.Err)
+	}
+	return res, ran
 }
 
 // FailuresInARow is how many charts in a row may fail before a run of

@@ -72,7 +72,7 @@ func (t Timetable) Region(chart string) regions.Chart {
 			return c
 		}
 	}
-	return regions.Chart{Code: code, Tier: 1, Depth: regions.MaxDepth}
+	return regions.Charts(code)[0]
 }
 
 // Entries are the timetable's chart entries (without their runs), each at
@@ -198,7 +198,7 @@ func NamedTimetable(every time.Duration, charts []string) Timetable {
 		code, cat, _ := strings.Cut(name, "/")
 		if !seen[code] {
 			seen[code] = true
-			t.Charts = append(t.Charts, regions.Chart{Code: code, Tier: 1, Depth: regions.MaxDepth})
+			t.Charts = append(t.Charts, regions.Charts(code)...)
 		}
 		if !cats[cat] {
 			cats[cat] = true

@@ -6,7 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/ingestworks/ingest/clock"
+	"github.com/ingestworks/ingest/internal/rig/clocktest"
 )
 
 // series is the value of the series name among cs.
@@ -34,7 +34,7 @@ func series(t *testing.T, name string, cs ...prometheus.Collector) float64 {
 // TestBackupsSayTheNewestsAgeAndTheFailures: the age of the newest
 // scheduled backup on the house clock, and the failures counted.
 func TestBackupsSayTheNewestsAgeAndTheFailures(t *testing.T) {
-	c := clock.NewFake(time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC))
+	c := clocktest.NewFake(time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC))
 	b := NewBackups(c, time.Hour, nil)
 	b.Took(c.Now().Add(-30 * time.Minute))
 	c.Advance(time.Minute)

@@ -4,13 +4,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingestworks/ingest/clock"
+	"github.com/ingestworks/ingest/internal/rig/clocktest"
 )
 
 // The start's series say which step it waits on and since when, on the
 // house clock, beside the build's and the process's.
 func TestStartSaysItsStep(t *testing.T) {
-	c := clock.NewFake(time.Date(2026, 11, 28, 6, 0, 0, 0, time.UTC))
+	c := clocktest.NewFake(time.Date(2026, 11, 28, 6, 0, 0, 0, time.UTC))
 	s := NewStart(Build{Version: "test"}, c, "opening")
 	c.Advance(40 * time.Second)
 	s.Step("reading the region catalogue")
@@ -46,7 +46,7 @@ func TestStartSaysItsStep(t *testing.T) {
 // counts from then: an alert on a long start does not fire on a daemon
 // that ran for hours before.
 func TestStartBegunAgainCountsFromThen(t *testing.T) {
-	c := clock.NewFake(time.Date(2026, 11, 28, 6, 0, 0, 0, time.UTC))
+	c := clocktest.NewFake(time.Date(2026, 11, 28, 6, 0, 0, 0, time.UTC))
 	s := NewStart(Build{Version: "test"}, c, "opening")
 	c.Advance(5 * time.Hour)
 	s.Again("reading the region catalogue")

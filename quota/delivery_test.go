@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/clock"
+	"github.com/ingestworks/ingest/internal/rig/clocktest"
 	"github.com/ingestworks/ingest/internal/rig/redistest"
 )
 
@@ -56,7 +56,7 @@ func TestACallIsHeldForTheWindowAndItsDelivery(t *testing.T) {
 		return true
 	}
 	t.Run("SQLite", func(t *testing.T) {
-		c := clock.NewFake(time.Now())
+		c := clocktest.NewFake(time.Now())
 		window, delivery := time.Minute, 20*time.Second
 		l, err := newSQLite(openDB(t, filepath.Join(t.TempDir(), "q.db"), false), limOpts{QuotaKey: quotaKey(t),
 			Costs: testCosts(t, 300, 0, 5, window), Timeout: 5 * time.Second, Logger: quiet, Clock: c, Delivery: delivery})

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/costs"
+	"github.com/ingestworks/ingest/internal/rig/clocktest"
 	"github.com/ingestworks/ingest/internal/rig/redistest"
 )
 
@@ -39,7 +39,7 @@ func TestADatabaseDownIsOneFaultNotALineABeat(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	now := clock.NewFake(time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC))
+	now := clocktest.NewFake(time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC))
 	notes := &downNotes{down: true}
 	v := &ledgerView{opts: settings{Options: Options{Logger: slog.New(slog.NewTextHandler(&out, nil))}, Clock: now,
 		Ledger: Ledger{Notes: notes}, Costs: c}}
@@ -74,7 +74,7 @@ func TestAnOutageWithNoPassDueIsSaid(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out lockedLog
-	now := clock.NewFake(time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC))
+	now := clocktest.NewFake(time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC))
 	r, err := NewRedis(c, "beat", costs, memLedger("beat"), NoUpstreamClock, now, Options{Timeout: 5 * time.Second, Logger: slog.New(slog.NewTextHandler(&out, nil))})
 	if err != nil {
 		t.Fatal(err)

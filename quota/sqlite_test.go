@@ -14,6 +14,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/clock"
+	"github.com/ingestworks/ingest/internal/rig/clocktest"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/store"
 )
@@ -52,10 +53,10 @@ func migrate(t testing.TB, db *sql.DB) {
 // machine. The lease tests run on the host's clock, as a lease's renewals
 // are the runtime's timers.
 func sqliteHarness(dir string) harness {
-	var clocks sync.Map // *testing.T -> *clock.Fake
-	clockOf := func(t *testing.T) *clock.Fake {
-		c, _ := clocks.LoadOrStore(t, clock.NewFake(time.Now()))
-		return c.(*clock.Fake)
+	var clocks sync.Map // *testing.T -> *clocktest.Fake
+	clockOf := func(t *testing.T) *clocktest.Fake {
+		c, _ := clocks.LoadOrStore(t, clocktest.NewFake(time.Now()))
+		return c.(*clocktest.Fake)
 	}
 	h := sqliteHarnessOn(dir, func(t *testing.T) clock.Clock { return clockOf(t) })
 	h.drive = func(t *testing.T, at time.Time) { clockOf(t).AdvanceTo(at) }
@@ -355,7 +356,7 @@ func ledgerFloor(t *testing.T, exec func(q string, args ...any), open func(ro bo
 // limit.
 func TestSQLiteWindowKeptInTheProcessSeesEveryWriter(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "kept.db")
-	now := clock.NewFake(time.Now())
+	now := clocktest.NewFake(time.Now())
 	costs := parseCosts(t, "pools:\n  default: {limit: 6, window: 1h}\noperations:\n  videos.list: {default: 1}\n")
 	single := func() *sql.DB {
 		db := openDB(t, path, false)

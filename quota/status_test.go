@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingestworks/ingest/clock"
+	"github.com/ingestworks/ingest/internal/rig/clocktest"
 	"github.com/ingestworks/ingest/quota"
 )
 
@@ -14,7 +14,7 @@ import (
 func TestUpstreamClockSkew(t *testing.T) {
 	t.Parallel()
 	local := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
-	up := quota.NewUpstreamClock(clock.NewFake(local), quota.UpstreamOptions{
+	up := quota.NewUpstreamClock(clocktest.NewFake(local), quota.UpstreamOptions{
 		Uptime: func() (string, time.Duration, bool) { return "b", time.Hour, true }})
 	ctx := context.Background()
 	if _, ok, err := up.Skew(ctx); ok || err != nil {

@@ -71,7 +71,7 @@ func Parse(text string, cat Catalogue) ([]Chart, error) {
 			i, seen := index[code]
 			if !seen {
 				i, index[code] = len(out), len(out)
-				out = append(out, Chart{Code: code, Tier: 1, Depth: MaxDepth})
+				out = append(out, Charts(code)...)
 			}
 			if group && explicit[code] {
 				continue
@@ -150,7 +150,7 @@ func expand(name string, cat Catalogue) ([]string, bool) {
 }
 
 // Charts are codes' charts at tier 1, each read whole: a selection without
-// settings.
+// settings, and what each region of one is before its settings apply.
 func Charts(codes ...string) []Chart {
 	out := make([]Chart, len(codes))
 	for i, code := range codes {

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/clock"
+	"github.com/ingestworks/ingest/internal/rig/clocktest"
 	"github.com/ingestworks/ingest/internal/rig/storetest"
 	"github.com/ingestworks/ingest/ledger"
 )
@@ -30,7 +30,7 @@ func (c *counting) Backend() string { return c.backend }
 // is the server's own copy.
 func TestKeptStateIsReadAgainWhenTheLedgerMoves(t *testing.T) {
 	ctx := context.Background()
-	c := clock.NewFake(time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC))
+	c := clocktest.NewFake(time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC))
 	stamp := "1"
 	l := &counting{backend: "sqlite"}
 	k := &keptState{StateReader: l, clock: c, stamp: func(context.Context) (string, error) { return stamp, nil }}
@@ -61,7 +61,7 @@ func TestKeptStateIsReadAgainWhenTheLedgerMoves(t *testing.T) {
 // and the limiter's state only when the limiter is the embedded one (its
 // log beside the ledger): Redis's moves with other hosts' calls.
 func TestKeptWrapsOnlyWhatADatabaseHolds(t *testing.T) {
-	c := clock.NewFake(time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC))
+	c := clocktest.NewFake(time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC))
 	src := Sources{QuotaKey: "k1", Limiter: &counting{backend: "sqlite"}}
 	if got := Kept(src, nil, true, c); got.Limiter != src.Limiter || got.DB != nil {
 		t.Errorf("without a database: %+v", got)

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/clock"
+	"github.com/ingestworks/ingest/internal/rig/clocktest"
 	"github.com/ingestworks/ingest/report"
 )
 
@@ -39,7 +39,7 @@ func (s *countingStore) PassCosts(context.Context, string, time.Time) (map[strin
 func TestRememberedReadsTheLedgerOnce(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
-	clk := clock.NewFake(now)
+	clk := clocktest.NewFake(now)
 	s := &countingStore{calls: []ingest.Call{{ID: "a", At: now.Add(-3 * time.Hour)}, {ID: "b", At: now.Add(-time.Hour)}}}
 	stamp := "1"
 	r := &report.Remembered{Store: s, Keep: time.Hour, Clock: clk, Stamp: func(context.Context, string) (string, error) { return stamp, nil }}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,6 +39,9 @@ type ExportRow struct {
 	// TrendingAt is when the run started, to the second (one time for a
 	// whole run); with PerDay, the day's 00:00 UTC.
 	TrendingAt time.Time
+	// RunAt is when the row's run (RunID) started, to the second: with
+	// PerDay too, where it dates the row in the region's own calendar.
+	RunAt time.Time
 	// Views, Likes and Comments are the run's counts (the video's latest
 	// are ViewCount and the others); nil: hidden.
 	Views, Likes, Comments *int64
@@ -59,6 +63,10 @@ type ExportRow struct {
 	// region, English where it has none; "" when the region's names are
 	// not stored.
 	CategoryTitleLocal string
+	// RanksLost is how many ranks below its last the row's run holds no
+	// entry at: the chart moved between its pages (FinishRun's message
+	// names them).
+	RanksLost int
 	// Daily says the row is a day's (ExportFilter.PerDay): TrendingAt is
 	// the UTC day the row sums up, not a run's start.
 	Daily bool
@@ -141,7 +149,7 @@ func (db *DB) ExportCount(ctx context.Context, f ExportFilter) (int64, error) {
 // rows stream out in constant memory (only one run's entries are sorted).
 var sqliteExportText = `
 SELECT ` + videoColumns + `, r.started_ms / 1000 * 1000, e.view_count, e.like_count, e.comment_count,
-  r.region, r.category, e.rank, r.id, r.status
+  r.region, r.category, e.rank, r.id, r.status, r.started_ms / 1000 * 1000
 FROM runs AS r
 JOIN trending_entries AS e ON e.run_id = r.id
 JOIN videos AS v ON v.vid = e.vid
@@ -160,8 +168,8 @@ ORDER BY r.kind, r.started_ms, r.id, e.rank`
 // entry read.
 var sqliteExportDayText = `
 SELECT ` + videoColumns + `, ?, d.view_count, d.like_count, d.comment_count,
-  d.region, d.category, d.rank, d.run_id, d.status
-FROM (SELECT r.region, r.category, e.vid, e.view_count, e.like_count, e.comment_count, e.rank, r.status, max(r.id) AS run_id
+  d.region, d.category, d.rank, d.run_id, d.status, d.started_ms / 1000 * 1000
+FROM (SELECT r.region, r.category, e.vid, e.view_count, e.like_count, e.comment_count, e.rank, r.status, r.started_ms, max(r.id) AS run_id
   FROM runs AS r INDEXED BY runs_started
   JOIN trending_entries AS e ON e.run_id = r.id
   WHERE %s
@@ -178,7 +186,7 @@ ORDER BY d.region, d.category, d.rank, v.id`
 // it out, as it must for the planner to see the rows arrive sorted.
 var pgExportText = `
 SELECT ` + videoColumns + `, d.started_ms / 1000 * 1000, d.view_count, d.like_count, d.comment_count,
-  d.region, d.category, d.rank, d.id, d.status
+  d.region, d.category, d.rank, d.id, d.status, d.started_ms / 1000 * 1000
 FROM (
   SELECT r.started_ms, r.id, r.region, r.category, e.rank, e.vid, e.view_count, e.like_count, e.comment_count, r.status
   FROM runs AS r
@@ -194,10 +202,10 @@ ORDER BY d.started_ms, d.id, d.rank`
 // Its placeholders stay ?, numbered in order with the filter's.
 var pgExportDayText = `
 SELECT ` + videoColumns + `, ?::bigint, d.view_count, d.like_count, d.comment_count,
-  d.region, d.category, d.rank, d.run_id, d.status
+  d.region, d.category, d.rank, d.run_id, d.status, d.started_ms / 1000 * 1000
 FROM (
   SELECT DISTINCT ON (r.region, r.category, e.vid) r.region, r.category, e.vid, e.view_count,
-    e.like_count, e.comment_count, e.rank, r.id AS run_id, r.status
+    e.like_count, e.comment_count, e.rank, r.id AS run_id, r.status, r.started_ms
   FROM runs AS r
   JOIN trending_entries AS e ON e.run_id = r.id
   WHERE %s
@@ -228,9 +236,13 @@ func (db *DB) Export(ctx context.Context, f ExportFilter, fn func(ExportRow) err
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
+	lost, err := db.exportLost(ctx, f)
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
 	named := func(r ExportRow) error {
 		r.CategoryTitle, r.CategoryTitleLocal = titles.of(r.Region, r.CategoryID)
-		r.Daily = f.PerDay
+		r.Daily, r.RanksLost = f.PerDay, lost[r.RunID]
 		return fn(r)
 	}
 	if f.PerDay {
@@ -239,6 +251,35 @@ func (db *DB) Export(ctx context.Context, f ExportFilter, fn func(ExportRow) err
 	where, args := f.where()
 	return db.exportRows(ctx, db.q.export(where), args, named)
 }
+
+// exportLost counts, for each run of the filter that lost ranks
+// (lostRanks: page by page, the places below the page's last stored rank
+// that no entry holds), how many: read once for an export, a number a run.
+func (db *DB) exportLost(ctx context.Context, f ExportFilter) (map[int64]int, error) {
+	where, args := f.where()
+	rows, err := db.r.QueryContext(ctx, `SELECT run_id, CAST(sum(lost) AS BIGINT) FROM (
+  SELECT e.run_id, max(e.rank) - min((e.rank - 1) / `+pageSize+`) * `+pageSize+` - count(*) AS lost
+  FROM runs AS r JOIN trending_entries AS e ON e.run_id = r.id
+  WHERE `+where+` GROUP BY e.run_id, (e.rank - 1) / `+pageSize+`) AS p
+GROUP BY run_id HAVING sum(lost) > 0`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("lost ranks: %w", err)
+	}
+	defer rows.Close()
+	lost := map[int64]int{}
+	for rows.Next() {
+		var run int64
+		var n int
+		if err := rows.Scan(&run, &n); err != nil {
+			return nil, fmt.Errorf("lost ranks: %w", err)
+		}
+		lost[run] = n
+	}
+	return lost, rows.Err()
+}
+
+// pageSize is PageSize in a statement's text.
+var pageSize = strconv.Itoa(PageSize)
 
 // categoryTitles are the stored names of the categories: by region and
 // id, in the language each region's were asked in, and by id in English
@@ -324,13 +365,13 @@ func (db *DB) exportRows(ctx context.Context, q string, args []any, fn func(Expo
 type exportScanner struct {
 	video                  *videoScanner
 	row                    ExportRow // the run's columns; the video is the scanner's
-	at                     int64
+	at, runAt              int64
 	views, likes, comments sql.NullInt64
 }
 
 func newExportScanner() *exportScanner {
 	s := &exportScanner{}
-	s.video = newVideoScanner(&s.at, &s.views, &s.likes, &s.comments, &s.row.Region, &s.row.Chart, &s.row.Rank, &s.row.RunID, &s.row.RunStatus)
+	s.video = newVideoScanner(&s.at, &s.views, &s.likes, &s.comments, &s.row.Region, &s.row.Chart, &s.row.Rank, &s.row.RunID, &s.row.RunStatus, &s.runAt)
 	return s
 }
 
@@ -341,7 +382,7 @@ func (s *exportScanner) scan(rows *sql.Rows) (ExportRow, error) {
 	}
 	r := s.row
 	r.StoredVideo = v
-	r.TrendingAt = time.UnixMilli(s.at).UTC()
+	r.TrendingAt, r.RunAt = time.UnixMilli(s.at).UTC(), time.UnixMilli(s.runAt).UTC()
 	r.Views, r.Likes, r.Comments = ptrs(s.views, s.likes, s.comments)
 	r.Complete = r.RunStatus == ingest.StatusCompleted
 	return r, nil

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,6 +35,17 @@ func TestExport(t *testing.T) {
 		f.PerDay, f.Region = true, ""
 		if got, want := exported(t, db, f), "b GB 1 r3|c US 1 r2|a US 2 r2|b US 2 r1"; got != want {
 			t.Errorf("by day: %s, want %s", got, want)
+		}
+		// a day's row carries its run's start, which dates it in the
+		// region's calendar
+		started := map[int64]time.Time{r1: morning.Truncate(time.Second), r2: noon.Truncate(time.Second), r3: noon.Truncate(time.Second)}
+		if err := db.Export(ctx, f, func(r ExportRow) error {
+			if !r.RunAt.Equal(started[r.RunID]) || !r.TrendingAt.Equal(day) {
+				t.Errorf("by day: %s of run %d at %s, run at %s; want the day and the run's start %s", r.ID, r.RunID, r.TrendingAt, r.RunAt, started[r.RunID])
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
 		}
 		if n, err := db.ExportCount(ctx, ExportFilter{Since: day, Until: day.Add(24 * time.Hour), Unfiltered: true}); err != nil || n != 5 {
 			t.Errorf("ExportCount = %d, %v; want 5", n, err)
@@ -181,6 +193,61 @@ func TestExportNamesTheCategory(t *testing.T) {
 				"DE m": "Music/Musik", "DE g": "Gaming/", "DE o": "/"}
 			if fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("per day %v: %v, want %v", perDay, got, want)
+			}
+		}
+	})
+}
+
+// A run whose chart moved between its pages says which ranks it lost: a
+// video met on the first page and again on the second keeps its later
+// rank, and its earlier one is held by no entry; the run's message names
+// it, and each of the run's rows counts it. A short page (fewer than
+// PageSize) loses nothing.
+func TestExportSaysTheRanksARunLost(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	eachStore(t, func(t *testing.T, db *DB) {
+		var first []ingest.Video
+		for i := range 30 { // a short page: places 31 to 50 are no loss
+			first = append(first, vid(fmt.Sprintf("v%02d", i+1), "V"))
+		}
+		moved := run(t, db, ingest.Trending, "US", t0,
+			page(ingest.Trending, "US", 1, t0, first...),
+			page(ingest.Trending, "US", 2, t0, vid("w1", "W"), first[9], vid("w3", "W")))
+		whole := run(t, db, ingest.Trending, "GB", t0, page(ingest.Trending, "GB", 1, t0, first...))
+		for _, id := range []int64{moved, whole} {
+			if err := db.FinishRun(ctx, id, ingest.RunEnd{Status: ingest.StatusCompleted, At: t0}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		msg := func(id int64) string {
+			var m string
+			if err := db.r.QueryRowContext(ctx, `SELECT message FROM runs WHERE id = ?`, id).Scan(&m); err != nil {
+				t.Fatal(err)
+			}
+			return m
+		}
+		if got, want := msg(moved), LostRanksMessage([]int{10}); got != want || !strings.Contains(got, "rank 10 lost") {
+			t.Errorf("the moved run's message %q, want %q", got, want)
+		}
+		if got := msg(whole); got != "" {
+			t.Errorf("the whole run's message %q, want none", got)
+		}
+		day := t0.Truncate(24 * time.Hour)
+		for _, perDay := range []bool{false, true} {
+			lost := map[string]int{}
+			f := ExportFilter{Since: day, Until: day.Add(24 * time.Hour), PerDay: perDay}
+			if err := db.Export(ctx, f, func(r ExportRow) error {
+				if r.RanksLost != map[string]int{"US": 1, "GB": 0}[r.Region] {
+					t.Errorf("per day %v: %s %s rank %d says %d ranks lost", perDay, r.Region, r.ID, r.Rank, r.RanksLost)
+				}
+				lost[r.Region]++
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if lost["US"] != 32 || lost["GB"] != 30 {
+				t.Errorf("per day %v: rows %v, want 32 of US (33 met, one twice) and 30 of GB", perDay, lost)
 			}
 		}
 	})

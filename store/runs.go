@@ -246,9 +246,52 @@ func (db *DB) FinishRun(ctx context.Context, runID int64, end ingest.RunEnd) err
 	default:
 		return fmt.Errorf("finish run %d: status %q is not completed, stopped, interrupted, skipped or failed", runID, end.Status)
 	}
+	lost, err := db.lostRanks(ctx, runID)
+	if err != nil {
+		return fmt.Errorf("finish run %d: %w", runID, err)
+	}
+	msg := end.Message
+	if len(lost) > 0 {
+		msg = strings.TrimPrefix(msg+"; "+LostRanksMessage(lost), "; ")
+	}
 	return db.updateRun(ctx, "finish", runID,
 		`UPDATE runs SET status = ?, message = ?, finished_ms = ?, retry_at_ms = ? WHERE id = ?`,
-		end.Status, end.Message, msOf(end.At), nullMS(end.RetryAt), runID)
+		end.Status, msg, msOf(end.At), nullMS(end.RetryAt), runID)
+}
+
+// lostRanks are the ranks of a run that none of its entries holds, below
+// the highest one stored of the same page. A rank is its place on its
+// page plus PageSize for each page before it, and an entry is one per
+// video: a video the chart moved from one page to the next is met twice
+// and keeps its later rank, so the earlier is lost. The places after a
+// page's last are not counted: a page may hold fewer than PageSize.
+func (db *DB) lostRanks(ctx context.Context, runID int64) ([]int, error) {
+	ranks, err := int64s(db.w.QueryContext(ctx, `SELECT rank FROM trending_entries WHERE run_id = ? ORDER BY rank`, runID))
+	if err != nil {
+		return nil, fmt.Errorf("lost ranks: %w", err)
+	}
+	var lost []int
+	next := int64(1)
+	for _, r := range ranks {
+		if first := (r-1)/PageSize*PageSize + 1; next < first { // a page begun
+			next = first
+		}
+		for ; next < r; next++ {
+			lost = append(lost, int(next))
+		}
+		next = r + 1
+	}
+	return lost, nil
+}
+
+// LostRanksMessage is what a run's message says of the ranks it lost.
+func LostRanksMessage(lost []int) string {
+	word := "rank"
+	if len(lost) > 1 {
+		word = "ranks"
+	}
+	return fmt.Sprintf("the chart moved between its pages: %s %s lost (a video met on two pages keeps its later rank)",
+		word, strings.Trim(strings.Join(strings.Fields(fmt.Sprint(lost)), ", "), "[]"))
 }
 
 // AbandonRuns marks the runs of kind of region and category that are

@@ -20,6 +20,7 @@ import (
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/web/throttle"
 )
 
 // daemonRoutes stand for the routes the callers add (wiring: serve's and
@@ -113,7 +114,7 @@ func TestTwoAudiences(t *testing.T) {
 		t.Fatal(err)
 	}
 	build := func(token, listen string, public bool) *Server {
-		m := &Meter{Plans: plans, Limiter: ratelimit.NewMemory(), Tokens: noTokens{}}
+		m := &throttle.Meter{Plans: plans, Limiter: ratelimit.NewMemory(), Tokens: noTokens{}}
 		s, err := New(Config{Clock: clock.System, DB: db, Report: noReport, Token: token, Listen: listen, Public: public, Routes: daemonRoutes(), Meter: m})
 		if err != nil {
 			t.Fatal(err)
@@ -226,7 +227,7 @@ func (clientTokens) TokenUsed(context.Context, string, time.Time) error { return
 func TestPublicReadersAreMetered(t *testing.T) {
 	t.Parallel()
 	const client = "a-client-token-of-the-standard-plan"
-	m := &Meter{Plans: ratelimit.DefaultAPIPlans(), Limiter: ratelimit.NewMemory(), Tokens: clientTokens{clients.TokenHash(client)}}
+	m := &throttle.Meter{Plans: ratelimit.DefaultAPIPlans(), Limiter: ratelimit.NewMemory(), Tokens: clientTokens{clients.TokenHash(client)}}
 	s, err := New(Config{Clock: clock.System, DB: audienceDB(t), Token: testToken, Listen: ":8080", Public: true, Meter: m,
 		Report: func(context.Context) (*report.Report, error) { return nil, errors.New("no report in this test") }})
 	if err != nil {

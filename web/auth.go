@@ -1,246 +1,26 @@
 package web
 
 import (
-	"context"
-	"crypto/rand"
 	"crypto/subtle"
-	"encoding/base64"
 	"fmt"
-	"math"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
-	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/web/signin"
+	"github.com/ingestworks/ingest/web/throttle"
 )
-
-// MinTokenLen is the fewest characters an access token may have.
-const MinTokenLen = 20
-
-// MinTokenBits is the least entropy an access token may have, as
-// TokenBits estimates it: the throttle slows each guessing address, not
-// a guess spread over many, so the token alone must put guessing out of
-// reach at any rate a server can answer.
-const MinTokenBits = 128
-
-// CheckToken says why token is too weak to guard the data: shorter than
-// MinTokenLen, under MinTokenBits, or with spaces around it (a bearer
-// header cannot carry them). It never quotes the token.
-func CheckToken(token string) error {
-	if strings.TrimSpace(token) != token {
-		return fmt.Errorf("it begins or ends with white space, which an Authorization header cannot carry")
-	}
-	if strings.ContainsFunc(token, unicode.IsControl) {
-		return fmt.Errorf("it holds a control character")
-	}
-	if n := utf8.RuneCountInString(token); n < MinTokenLen {
-		return fmt.Errorf("it has %d characters, want at least %d", n, MinTokenLen)
-	}
-	if bits := TokenBits(token); bits < MinTokenBits {
-		return fmt.Errorf("it has about %d bits of entropy, want at least %d (repeats, runs like 1234 and one kind of character count for little)", bits, MinTokenBits)
-	}
-	return nil
-}
-
-// TokenBits estimates the entropy of token: each character that neither
-// repeats what came before (three or more in a row already seen) nor
-// continues a run (abc, 4321) counts the bits of a pick among the kinds
-// of character the token uses (26 lower-case letters, 26 upper-case, 10
-// digits, 33 symbols). A random token of n characters counts about what
-// it has; a word said twice, a repeated letter or a run counts little.
-func TokenBits(token string) int {
-	rs := []rune(token)
-	kinds, fresh := map[string]bool{}, 0
-	for i := 0; i < len(rs); i++ {
-		kinds[charKind(rs[i])] = true
-		if n := repeatAt(rs, i); n >= 3 {
-			for _, r := range rs[i : i+n] {
-				kinds[charKind(r)] = true
-			}
-			i += n - 1
-			continue
-		}
-		if i >= 2 && rs[i]-rs[i-1] == rs[i-1]-rs[i-2] && abs(rs[i]-rs[i-1]) <= 1 {
-			continue // a run: aaa, abc, 321
-		}
-		fresh++
-	}
-	alphabet := 0
-	for k := range kinds {
-		alphabet += kindSize[k]
-	}
-	return int(float64(fresh) * math.Log2(float64(alphabet)))
-}
-
-// repeatAt is the length of the longest stretch at rs[i:] that begins
-// earlier too (overlapping allowed, as in aaaa).
-func repeatAt(rs []rune, i int) int {
-	best := 0
-	for j := 0; j < i; j++ {
-		n := 0
-		for i+n < len(rs) && rs[j+n] == rs[i+n] {
-			n++
-		}
-		best = max(best, n)
-	}
-	return best
-}
-
-func abs(r rune) rune {
-	if r < 0 {
-		return -r
-	}
-	return r
-}
-
-var kindSize = map[string]int{"lower-case letters": 26, "upper-case letters": 26, "digits": 10, "symbols": 33}
-
-func charKind(r rune) string {
-	switch {
-	case unicode.IsLower(r):
-		return "lower-case letters"
-	case unicode.IsUpper(r):
-		return "upper-case letters"
-	case unicode.IsDigit(r):
-		return "digits"
-	}
-	return "symbols"
-}
-
-// NewToken returns a random access token of 256 bits that CheckToken
-// takes.
-func NewToken() string {
-	for {
-		var b [32]byte
-		rand.Read(b[:]) // never fails (crypto/rand)
-		if tok := base64.RawURLEncoding.EncodeToString(b[:]); CheckToken(tok) == nil {
-			return tok
-		}
-	}
-}
-
-// CookieName holds the session id a sign-in sets: a random id the server
-// keeps, never the access token itself.
-const CookieName = "ingest_session"
-
-// DefaultSessionTTL is how long a sign-in lasts when Config.SessionTTL is
-// zero.
-const DefaultSessionTTL = 12 * time.Hour
-
-// MaxSessions bounds the sessions kept: signing in is behind the token,
-// so only its holders can fill the table, but a loop must not grow it
-// without end.
-const MaxSessions = 10000
-
-// SessionStore is where the sign-ins are kept (Config.Sessions): the
-// database's (clients.Sessions), which every replica on it reads.
-type SessionStore interface {
-	Start(ctx context.Context, id string, now, expires time.Time) error
-	Live(ctx context.Context, id string, now time.Time) (bool, error)
-	End(ctx context.Context, id string) error
-}
-
-// sessions are the signed-in browsers, each by a random id the cookie
-// holds, kept in the database so that a sign-in holds on every replica
-// and a sign-out on one ends it on all.
-type sessions struct {
-	ttl   time.Duration
-	clock ingest.Clock
-	kept  SessionStore
-}
-
-func newSessions(ttl time.Duration, clock ingest.Clock, kept SessionStore) *sessions {
-	if ttl <= 0 {
-		ttl = DefaultSessionTTL
-	}
-	if kept == nil {
-		kept = &memSessions{}
-	}
-	return &sessions{ttl: ttl, clock: clock, kept: kept}
-}
-
-// start makes a new session and returns its id.
-func (s *sessions) start(ctx context.Context) (string, error) {
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
-	}
-	id := base64.RawURLEncoding.EncodeToString(b[:])
-	now := s.clock.Now()
-	return id, s.kept.Start(ctx, id, now, now.Add(s.ttl))
-}
-
-// valid reports whether id is a live session.
-func (s *sessions) valid(ctx context.Context, id string) (bool, error) {
-	if id == "" {
-		return false, nil
-	}
-	return s.kept.Live(ctx, id, s.clock.Now())
-}
-
-func (s *sessions) end(ctx context.Context, id string) error { return s.kept.End(ctx, id) }
-
-// memSessions are a process's own sessions, for a server without a
-// database: id -> expiry (a restart signs everyone out, the safe side).
-type memSessions struct {
-	mu  sync.Mutex
-	ids map[string]time.Time
-}
-
-func (m *memSessions) Start(_ context.Context, id string, now, expires time.Time) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.ids == nil {
-		m.ids = map[string]time.Time{}
-	}
-	if len(m.ids) >= MaxSessions {
-		for k, exp := range m.ids {
-			if !now.Before(exp) {
-				delete(m.ids, k)
-			}
-		}
-		for k := range m.ids { // still full: drop any one
-			if len(m.ids) < MaxSessions {
-				break
-			}
-			delete(m.ids, k)
-		}
-	}
-	m.ids[id] = expires
-	return nil
-}
-
-func (m *memSessions) Live(_ context.Context, id string, now time.Time) (bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	exp, ok := m.ids[id]
-	if ok && !now.Before(exp) {
-		delete(m.ids, id)
-		return false, nil
-	}
-	return ok, nil
-}
-
-func (m *memSessions) End(_ context.Context, id string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.ids, id)
-	return nil
-}
 
 // authorized asks for a live session cookie (browsers that signed in) or
 // for the access token as a bearer header (scripts), tried under the
-// throttle; refuse answers a request without either, v.wait > 0 when the
+// throttle; refuse answers a request without either, v.Wait > 0 when the
 // token was not compared because its address (or every address) must
 // wait.
-func (s *Server) authorized(h http.Handler, refuse func(w http.ResponseWriter, r *http.Request, v verdict)) http.Handler {
+func (s *Server) authorized(h http.Handler, refuse func(w http.ResponseWriter, r *http.Request, v throttle.Verdict)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.signedIn(r) {
 			h.ServeHTTP(w, r)
@@ -248,10 +28,10 @@ func (s *Server) authorized(h http.Handler, refuse func(w http.ResponseWriter, r
 		}
 		tok, ok := bearer(r)
 		if !ok {
-			refuse(w, r, verdict{})
+			refuse(w, r, throttle.Verdict{})
 			return
 		}
-		if v := s.try(r, tok); v.ok {
+		if v := s.try(r, tok); v.OK {
 			h.ServeHTTP(w, r)
 		} else {
 			refuse(w, r, v)
@@ -261,8 +41,8 @@ func (s *Server) authorized(h http.Handler, refuse func(w http.ResponseWriter, r
 
 // apiRefused answers an API request without the token: 401, or 429 when
 // its address must wait.
-func apiRefused(w http.ResponseWriter, r *http.Request, v verdict) {
-	if v.wait > 0 {
+func apiRefused(w http.ResponseWriter, r *http.Request, v throttle.Verdict) {
+	if v.Wait > 0 {
 		apiThrottled(w, v)
 		return
 	}
@@ -274,21 +54,21 @@ func apiUnauthorized(w http.ResponseWriter, _ *http.Request) {
 	apiError(w, http.StatusUnauthorized, "unauthorized", "", "send the access token (INGEST_UI_TOKEN) as Authorization: Bearer <token>")
 }
 
-func apiThrottled(w http.ResponseWriter, v verdict) {
-	setRetryAfter(w, v.wait)
+func apiThrottled(w http.ResponseWriter, v throttle.Verdict) {
+	throttle.SetRetryAfter(w, v.Wait)
 	apiError(w, http.StatusTooManyRequests, "too_many_failures", "",
-		fmt.Sprintf("too many wrong tokens were tried: no token is checked from this address for %d s (Retry-After)", ceilSeconds(v.wait)))
+		fmt.Sprintf("too many wrong tokens were tried: no token is checked from this address for %d s (Retry-After)", throttle.Seconds(v.Wait)))
 }
 
 // pageRefused sends a browser without a session to the sign-in, or, when
 // the token it sent must wait, shows the sign-in saying until when. A
 // client that does not ask for HTML (a script) gets the API's answers
 // instead: a redirect to a form is no use to it.
-func (s *Server) pageRefused(w http.ResponseWriter, r *http.Request, v verdict) {
+func (s *Server) pageRefused(w http.ResponseWriter, r *http.Request, v throttle.Verdict) {
 	switch {
 	case !wantsHTML(r):
 		apiRefused(w, r, v)
-	case v.wait > 0:
+	case v.Wait > 0:
 		s.renderThrottled(w, r, loginView{Title: "Sign in", Next: localPath(r.URL.RequestURI())}, v)
 	default:
 		signIn(w, r)
@@ -345,11 +125,11 @@ func bearer(r *http.Request) (string, bool) {
 // signedIn reports whether r carries a live session: a random 256-bit id,
 // beyond guessing, so it is not throttled.
 func (s *Server) signedIn(r *http.Request) bool {
-	c, err := r.Cookie(CookieName)
+	c, err := r.Cookie(signin.CookieName)
 	if err != nil {
 		return false
 	}
-	ok, err := s.sessions.valid(r.Context(), c.Value)
+	ok, err := s.sessions.Valid(r.Context(), c.Value)
 	if err != nil {
 		s.cfg.Logger.Warn("web: read a session: the request is asked for the token", "err", err)
 	}
@@ -358,17 +138,17 @@ func (s *Server) signedIn(r *http.Request) bool {
 
 // try compares tok, tried by r's client, with the access token under the
 // throttle, and counts and logs a failure.
-func (s *Server) try(r *http.Request, tok string) verdict {
-	v := s.throttle.try(clientKey(s.clientAddr(r)), func() bool { return s.same(tok) })
+func (s *Server) try(r *http.Request, tok string) throttle.Verdict {
+	v := s.throttle.Try(throttle.ClientKey(s.clientAddr(r)), func() bool { return s.same(tok) })
 	switch {
-	case v.ok:
+	case v.OK:
 		return v
-	case v.wait > 0:
+	case v.Wait > 0:
 		s.authFailed("throttled")
 	default:
 		s.authFailed("rejected")
 	}
-	for _, t := range []*tally{v.say, v.sayAll} {
+	for _, t := range []*throttle.Tally{v.Say, v.SayAll} {
 		if t != nil {
 			s.logTally(t)
 		}
@@ -383,13 +163,13 @@ func (s *Server) authFailed(outcome string) {
 }
 
 // logTally says what was refused since the last line, never the token.
-func (s *Server) logTally(t *tally) {
-	attrs := []any{"rejected", t.rejected, "throttled", t.throttled, "wait", t.wait}
-	if t.key == "" {
+func (s *Server) logTally(t *throttle.Tally) {
+	attrs := []any{"rejected", t.Rejected, "throttled", t.Throttled, "wait", t.Wait}
+	if t.Key == "" {
 		s.cfg.Logger.Warn("web: many wrong access tokens from many addresses: each address waits its own wait, the right token is checked from every other", attrs...)
 		return
 	}
-	s.cfg.Logger.Warn("web: wrong access tokens tried", append([]any{"addr", t.key}, attrs...)...)
+	s.cfg.Logger.Warn("web: wrong access tokens tried", append([]any{"addr", t.Key}, attrs...)...)
 }
 
 // same compares in constant time, so the token cannot be guessed byte by
@@ -417,7 +197,7 @@ func localPath(next string) string {
 func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
 	view := loginView{Title: "Sign in", Open: s.cfg.Token == "",
 		Next: localPath(r.URL.Query().Get("next")), Out: r.URL.Query().Has("out")}
-	if v := s.throttle.peek(clientKey(s.clientAddr(r))); v.wait > 0 && !view.Open {
+	if v := s.throttle.Peek(throttle.ClientKey(s.clientAddr(r))); v.Wait > 0 && !view.Open {
 		s.renderThrottled(w, r, view, v)
 		return
 	}
@@ -426,17 +206,17 @@ func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
 
 // renderThrottled is the sign-in answering 429: when to try again, and
 // whose wait it is.
-func (s *Server) renderThrottled(w http.ResponseWriter, r *http.Request, view loginView, v verdict) {
-	setRetryAfter(w, v.wait)
-	view.Wait = waitText(v.wait)
-	view.Until = s.cfg.Clock.Now().Add(time.Duration(ceilSeconds(v.wait)) * time.Second).UTC().Format("15:04:05 UTC")
+func (s *Server) renderThrottled(w http.ResponseWriter, r *http.Request, view loginView, v throttle.Verdict) {
+	throttle.SetRetryAfter(w, v.Wait)
+	view.Wait = waitText(v.Wait)
+	view.Until = s.cfg.Clock.Now().Add(time.Duration(throttle.Seconds(v.Wait)) * time.Second).UTC().Format("15:04:05 UTC")
 	s.render(w, r, http.StatusTooManyRequests, "login", view)
 }
 
 // waitText is a wait as a person reads it, rounded up: "45 seconds",
 // "2 minutes", "1 hour".
 func waitText(d time.Duration) string {
-	n, unit := ceilSeconds(d), "second"
+	n, unit := throttle.Seconds(d), "second"
 	switch {
 	case d > 90*time.Minute:
 		n, unit = int64((d+time.Hour-1)/time.Hour), "hour"
@@ -472,22 +252,22 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, http.StatusUnauthorized, "login", view)
 		return
 	}
-	if v := s.try(r, r.PostFormValue("token")); v.wait > 0 {
+	if v := s.try(r, r.PostFormValue("token")); v.Wait > 0 {
 		s.renderThrottled(w, r, view, v)
 		return
-	} else if !v.ok {
+	} else if !v.OK {
 		view.Wrong = true
 		s.render(w, r, http.StatusUnauthorized, "login", view)
 		return
 	}
-	id, err := s.sessions.start(r.Context())
+	id, err := s.sessions.Start(r.Context())
 	if err != nil {
 		s.cfg.Logger.Error("web: start a session", "err", err)
 		s.pageError(w, r, http.StatusInternalServerError, "Could not start a session.")
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: id, Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: s.overTLS(r), MaxAge: int(s.sessions.ttl / time.Second)})
+	http.SetCookie(w, &http.Cookie{Name: signin.CookieName, Value: id, Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: s.overTLS(r), MaxAge: int(s.sessions.TTL() / time.Second)})
 	http.Redirect(w, r, view.Next, http.StatusSeeOther)
 }
 
@@ -496,14 +276,14 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 	if s.crossSite(w, r) {
 		return
 	}
-	if c, err := r.Cookie(CookieName); err == nil {
-		if err := s.sessions.end(r.Context(), c.Value); err != nil {
+	if c, err := r.Cookie(signin.CookieName); err == nil {
+		if err := s.sessions.End(r.Context(), c.Value); err != nil {
 			s.cfg.Logger.Error("web: end a session", "err", err)
 			s.pageError(w, r, http.StatusInternalServerError, "Could not end the session: sign out again.")
 			return
 		}
 	}
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: "/", HttpOnly: true,
+	http.SetCookie(w, &http.Cookie{Name: signin.CookieName, Value: "", Path: "/", HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Secure: s.overTLS(r), MaxAge: -1})
 	http.Redirect(w, r, "/login?out=1", http.StatusSeeOther)
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ingestworks/ingest/web/throttle"
 )
 
 // TestFloodWaitsItsTurnHotPagesDoNot: with the budget's one build taken by
@@ -46,7 +48,7 @@ func TestFloodWaitsItsTurnHotPagesDoNot(t *testing.T) {
 	if code, _, _ := rb.get(t, "/api/v1/search?q=flood"); code != 200 {
 		t.Errorf("a unique search after the budget is free: got %d, want 200", code)
 	}
-	if n := rb.s.budget.refused.Load(); n != 2 {
+	if n := rb.s.budget.Figures().Refused; n != 2 {
 		t.Errorf("%d requests refused, want the 2 over the budget", n)
 	}
 }
@@ -79,7 +81,7 @@ func (rb *rebuilding) getHeader(t *testing.T, path, name string) (int, string, s
 func TestBudgetFiguresSayTurnsAndBusy(t *testing.T) {
 	t.Parallel()
 	rb, entered, release := slowSearches(t)
-	if f := rb.s.Budget(); f != (BudgetFigures{Admitted: 1, Slots: 1}) {
+	if f := rb.s.Budget(); f != (throttle.BudgetFigures{Admitted: 1, Slots: 1}) {
 		t.Errorf("after a page's first build: %+v, want 1 admitted of 1 slot", f)
 	}
 	rb.armed.Store(true)
@@ -96,21 +98,21 @@ func TestBudgetFiguresSayTurnsAndBusy(t *testing.T) {
 	}()
 	// The second search waits for its turn a second before it is
 	// refused: its wait is seen within it, or it is refused unseen.
-	var during BudgetFigures
+	var during throttle.BudgetFigures
 	for during = rb.s.Budget(); during.Waiting == 0 && len(waited) == 0; during = rb.s.Budget() {
 		time.Sleep(time.Millisecond)
 	}
 	if code := <-waited; code != http.StatusServiceUnavailable {
 		t.Fatalf("a search while the budget is taken: got %d, want 503", code)
 	}
-	if during != (BudgetFigures{Admitted: 2, Running: 1, Waiting: 1, Slots: 1}) {
+	if during != (throttle.BudgetFigures{Admitted: 2, Running: 1, Waiting: 1, Slots: 1}) {
 		t.Errorf("while a search waits for the slow one's turn: %+v, want 2 admitted, 1 running, 1 waiting", during)
 	}
 	rb.get(t, "/charts/US")
 	rb.get(t, "/search?q=mine", "Authorization", "Bearer some-token")
 	close(release)
 	<-slow
-	if f := rb.s.Budget(); f != (BudgetFigures{Admitted: 2, Refused: 1, Slots: 1}) {
+	if f := rb.s.Budget(); f != (throttle.BudgetFigures{Admitted: 2, Refused: 1, Slots: 1}) {
 		t.Errorf("after the slow search: %+v, want 2 admitted, 1 busy, none running or waiting", f)
 	}
 }
@@ -128,7 +130,7 @@ func slowSearches(t *testing.T) (rb *rebuilding, entered chan struct{}, release 
 			<-release
 		}
 	})
-	rb.s.budget = newBudget(1)
+	rb.s.budget = throttle.NewBudget(1)
 	if code, _, _ := rb.get(t, "/charts/US"); code != 200 {
 		t.Fatalf("the hot page's first build: got %d", code)
 	}

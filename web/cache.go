@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest/clock"
+	"github.com/ingestworks/ingest/web/kept"
+	"github.com/ingestworks/ingest/web/signin"
 )
 
 // The readers' answers (the front page, charts, videos, search, and their
@@ -33,7 +35,7 @@ import (
 // build failed (tried again after rebuildEvery), is the copy before
 // served: never a 503 for a page kept (docs/reference/api/dashboard.md).
 //
-// Only a 200 is kept, under a bound in bytes and in answers (evict.go): a
+// Only a 200 is kept, under a bound in bytes and in answers (package kept): a
 // URL that answers 404, 410 or 400 leaves nothing behind, and URLs asked
 // for once push out one another, never the pages readers keep asking for.
 
@@ -54,11 +56,11 @@ const rebuildEvery = 5 * time.Second
 // reader starts it again (and waits for its page's one build).
 const idleMarks = 60
 
-// answers are the kept answers by request URI (evict.go bounds them),
+// answers are the kept answers by request URI (package kept bounds them),
 // and the builds under way, so that many requests for an answer wait for
 // one build.
 type answers struct {
-	set *keptSet
+	set *kept.Set[*answer]
 
 	mu       sync.Mutex
 	building map[string]*flight
@@ -247,7 +249,7 @@ func (k *keptHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r, uri = built, uri+"\x00"+key
 	}
 	s.watch(now)
-	a := s.answers.set.get(uri)
+	a := s.answers.set.Get(uri)
 	if a != nil && !a.fresh(mark) {
 		a = s.fresher(r, k.build, uri, a, mark, changed, now)
 	}
@@ -309,13 +311,13 @@ func (s *Server) build(w http.ResponseWriter, r *http.Request, k *keptHandler, u
 		s.send(w, r, f.b.clone(), k.shared)
 		return nil
 	}
-	if a := s.answers.set.get(uri); a != nil && a.fresh(mark) { // kept while this request looked
+	if a := s.answers.set.Get(uri); a != nil && a.fresh(mark) { // kept while this request looked
 		s.answers.land(uri, f, a, nil)
 		return a
 	}
 	s.answers.waited.Add(1)
 	if !s.private(r) {
-		release, ok := s.budget.take(r.Context(), budgetWait)
+		release, ok := s.budget.Take(r.Context(), budgetWait)
 		if !ok {
 			b := s.busy(r)
 			s.answers.land(uri, f, nil, b.clone())
@@ -333,7 +335,7 @@ func (s *Server) build(w http.ResponseWriter, r *http.Request, k *keptHandler, u
 	}
 	a := newAnswer(b, mark, changed, nil)
 	a.built, a.req, a.h = started, detached(r), h
-	s.answers.set.put(uri, a)
+	s.answers.set.Put(uri, a)
 	s.answers.land(uri, f, a, nil)
 	return a
 }
@@ -347,7 +349,7 @@ func detached(r *http.Request) *http.Request {
 	cookies := c.Cookies()
 	c.Header.Del("Cookie")
 	for _, k := range cookies {
-		if k.Name != CookieName {
+		if k.Name != signin.CookieName {
 			c.AddCookie(k)
 		}
 	}
@@ -376,19 +378,19 @@ func (s *Server) rebuild(r *http.Request, h http.Handler, uri string, before *an
 		case keepable(b):
 			a = newAnswer(b, mark, changed, before)
 			a.built, a.req, a.h = now, r, h
-			s.answers.set.put(uri, a)
+			s.answers.set.Put(uri, a)
 		case b.status >= http.StatusInternalServerError:
 			// Not built this time (out of time, the store busy, a
 			// failure): the copy before stays, tried again after
 			// rebuildEvery.
 			again := &answer{mark: before.mark, header: before.header, body: before.body, gz: before.gz, etag: before.etag,
 				modified: before.modified, built: now, failed: true, req: before.req, h: before.h}
-			s.answers.set.put(uri, again)
+			s.answers.set.Put(uri, again)
 		default:
 			// The page is gone or wrong now (a video deleted, a region
 			// no longer charted): its copy goes with it, and the
 			// request builds what it is now.
-			s.answers.set.drop(uri)
+			s.answers.set.Drop(uri)
 			f.dropped = true
 		}
 		s.answers.land(uri, f, a, nil)
@@ -457,7 +459,7 @@ func (s *Server) watcher() {
 // itself when the one known is a second old, as it does without the
 // watcher.
 func (s *Server) refreshKept() {
-	if !s.answers.set.anyAsked() {
+	if !s.answers.set.AnyServed() {
 		return
 	}
 	now := time.Unix(0, s.answers.seen.Load())
@@ -469,8 +471,9 @@ func (s *Server) refreshKept() {
 	s.answers.markMu.Lock()
 	s.answers.mark, s.answers.changed = mark, changed // newer than any known: the requests take it until theirs is due
 	s.answers.markMu.Unlock()
-	for _, k := range s.answers.set.stale(mark) {
-		if f := s.rebuild(k.a.req, k.a.h, k.key, k.a, mark, changed, now); f != nil {
+	for _, k := range s.answers.set.Stale(mark) {
+		a := k.Answer
+		if f := s.rebuild(a.req, a.h, k.Key, a, mark, changed, now); f != nil {
 			<-f.done
 		}
 	}
@@ -502,6 +505,14 @@ func (b *buffered) clone() *buffered {
 func keepable(b *buffered) bool {
 	return b.status == http.StatusOK && strings.HasPrefix(b.header.Get("Cache-Control"), revalidate)
 }
+
+// Size, Mark and Served are what the kept answers read of an answer
+// (kept.Answer).
+func (a *answer) Size() int { return len(a.body) + len(a.gz) }
+
+func (a *answer) Mark() string { return a.mark }
+
+func (a *answer) Served() bool { return a.asked.Load() && a.req != nil }
 
 // fresh reports whether a was built under mark.
 func (a *answer) fresh(mark string) bool {

@@ -15,6 +15,7 @@ import (
 	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/internal/rig/storetest"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/web/signin"
 )
 
 // cachedServer serves a database holding one US chart, on a clock the
@@ -199,7 +200,7 @@ func TestKeptAnswersHoldNoCredential(t *testing.T) {
 	t.Parallel()
 	r, _ := http.NewRequest("GET", "/charts/US", nil)
 	r.Header.Set("Authorization", "Bearer secret-token")
-	r.AddCookie(&http.Cookie{Name: CookieName, Value: "secret-session"})
+	r.AddCookie(&http.Cookie{Name: signin.CookieName, Value: "secret-session"})
 	r.AddCookie(&http.Cookie{Name: regionCookie, Value: "JP"})
 	d := detached(r)
 	if got := d.Header.Get("Authorization") + d.Header.Get("Cookie"); strings.Contains(got, "secret") || !strings.Contains(got, regionCookie+"=JP") {

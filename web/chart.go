@@ -71,7 +71,8 @@ type EntryJSON struct {
 	Gained   *int64 `json:"views_gained"`
 	Gained24 *int64 `json:"views_gained_24h"`
 	// PeakRank is the best rank in this chart up to this run; Days the
-	// days (UTC) the video was in it.
+	// UTC days the video was in it, the export's trending_day_utc, so that
+	// a warehouse counts the same figure from the export's own rows.
 	PeakRank int `json:"peak_rank"`
 	Days     int `json:"days_on_chart"`
 	// ViewsAt is when Views was fetched from the upstream: the run's time.

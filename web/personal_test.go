@@ -13,6 +13,7 @@ import (
 
 	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/report"
+	"github.com/ingestworks/ingest/web/signin"
 )
 
 // readerPages are the pages a --public listener keeps and shares by URL.
@@ -103,7 +104,7 @@ func TestOperatorHeaderIsTheOperatorsAlone(t *testing.T) {
 		for _, path := range readerPages {
 			operator(t, s, c, path, nil)
 			stranger(t, s, path)
-			stranger(t, s, path, &http.Cookie{Name: CookieName, Value: strings.Repeat("f", len(c.Value))})
+			stranger(t, s, path, &http.Cookie{Name: signin.CookieName, Value: strings.Repeat("f", len(c.Value))})
 		}
 		if w := send(s, "POST", "/logout", nil, sameOrigin, c); w.Code != http.StatusSeeOther {
 			t.Fatalf("sign out: %d, want 303", w.Code)

@@ -15,6 +15,7 @@ import (
 	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/report"
+	"github.com/ingestworks/ingest/web/throttle"
 )
 
 // askFrom sends a GET of path from addr with the header's name/value
@@ -77,7 +78,7 @@ func TestAnonymousBudgetPerSlash64(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &Meter{Plans: plans, Limiter: ratelimit.NewMemory(), Tokens: noTokens{}}
+	m := &throttle.Meter{Plans: plans, Limiter: ratelimit.NewMemory(), Tokens: noTokens{}}
 	s, err := New(Config{Clock: clock.System, DB: audienceDB(t), Listen: ":8080", Public: true, Meter: m})
 	if err != nil {
 		t.Fatal(err)
@@ -121,14 +122,14 @@ func (c *countingTokens) TokenPlan(_ context.Context, hash string) (string, bool
 func (*countingTokens) TokenUsed(context.Context, string, time.Time) error { return nil }
 
 // TestTokenLookupsAreCached: a client's requests, and the operator's,
-// read the token's plan at most once per lookupFor; a revoked token is
+// read the token's plan at most once per throttle.LookupFor; a revoked token is
 // refused once that much time has passed, never later.
 func TestTokenLookupsAreCached(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
 	const client = "ingest_a-client-token-for-the-cache"
 	tokens := &countingTokens{hash: clients.TokenHash(client)}
-	m := &Meter{Plans: ratelimit.DefaultAPIPlans(), Limiter: ratelimit.NewMemory(), Tokens: tokens}
+	m := &throttle.Meter{Plans: ratelimit.DefaultAPIPlans(), Limiter: ratelimit.NewMemory(), Tokens: tokens}
 	s, err := New(Config{DB: audienceDB(t), Token: testToken, Listen: ":8080", Public: true, Meter: m, Clock: clock.Func(func() time.Time { return now })})
 	if err != nil {
 		t.Fatal(err)
@@ -146,13 +147,13 @@ func TestTokenLookupsAreCached(t *testing.T) {
 	tokens.mu.Lock()
 	tokens.revoked = true
 	tokens.mu.Unlock()
-	now = now.Add(lookupFor - time.Millisecond)
+	now = now.Add(throttle.LookupFor - time.Millisecond)
 	if rec := askFrom(s, "192.0.2.1:4000", "/api/v1/charts/US", "Authorization", "Bearer "+client); rec.Code != 200 {
 		t.Errorf("a revoked token within the look-up's life: got %d, want 200 (the plan as read)", rec.Code)
 	}
 	now = now.Add(time.Millisecond)
 	if rec := askFrom(s, "192.0.2.1:4000", "/api/v1/charts/US", "Authorization", "Bearer "+client); rec.Code != http.StatusUnauthorized {
-		t.Errorf("a revoked token %s after it was read: got %d, want 401", lookupFor, rec.Code)
+		t.Errorf("a revoked token %s after it was read: got %d, want 401", throttle.LookupFor, rec.Code)
 	}
 }
 

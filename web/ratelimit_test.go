@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest/clock"
+	"github.com/ingestworks/ingest/internal/rig/clocktest"
 	"github.com/ingestworks/ingest/ratelimit"
+	"github.com/ingestworks/ingest/web/throttle"
 )
 
 type downLimiter struct{ calls int }
@@ -28,8 +30,8 @@ type noTokens struct{}
 
 // anyMeter meters clients on the built-in plans in memory: what a --public
 // listener needs, for a test about something else.
-func anyMeter() *Meter {
-	return &Meter{Plans: ratelimit.DefaultAPIPlans(), Limiter: ratelimit.NewMemory(), Tokens: noTokens{}}
+func anyMeter() *throttle.Meter {
+	return &throttle.Meter{Plans: ratelimit.DefaultAPIPlans(), Limiter: ratelimit.NewMemory(), Tokens: noTokens{}}
 }
 
 func (noTokens) TokenPlan(context.Context, string) (string, bool, error) { return "", false, nil }
@@ -42,7 +44,7 @@ func TestMeterFailsOpenAndSparesTheOperator(t *testing.T) {
 	t.Parallel()
 	l := &downLimiter{}
 	var outcomes []string
-	m := &Meter{Plans: ratelimit.DefaultAPIPlans(), Limiter: l, Tokens: noTokens{},
+	m := &throttle.Meter{Plans: ratelimit.DefaultAPIPlans(), Limiter: l, Tokens: noTokens{},
 		Observe: func(plan, outcome string) { outcomes = append(outcomes, plan+" "+outcome) }}
 	nf := Route{Pattern: "GET /api/v1/x", Kind: API, Handler: http.HandlerFunc(healthz)}
 	s, err := New(Config{Clock: clock.System, Listen: "127.0.0.1:8080", Meter: m, Routes: []Route{nf}})
@@ -84,7 +86,7 @@ func TestMeterHeaders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &Meter{Plans: plans, Limiter: ratelimit.NewMemory(), Tokens: noTokens{}}
+	m := &throttle.Meter{Plans: plans, Limiter: ratelimit.NewMemory(), Tokens: noTokens{}}
 	nf := Route{Pattern: "GET /api/v1/x", Kind: API, Handler: http.HandlerFunc(healthz)}
 	s, err := New(Config{Clock: clock.System, Listen: "127.0.0.1:8080", Meter: m, Routes: []Route{nf}})
 	if err != nil {
@@ -136,7 +138,7 @@ func TestLeasedAnonymousBudgetKeepsThePlan(t *testing.T) {
 	var servers []*Server
 	for range 2 {
 		s, err := New(Config{Clock: clock.System, Listen: "127.0.0.1:8080", Routes: []Route{route},
-			Meter: &Meter{Plans: plans, Limiter: shared, Tokens: noTokens{}, Lease: block}})
+			Meter: &throttle.Meter{Plans: plans, Limiter: shared, Tokens: noTokens{}, Lease: block}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -178,10 +180,10 @@ func (lateLimiter) Allow(context.Context, ratelimit.APIPlan, string, int64) (rat
 // in the log at most once a minute of the server's clock.
 func TestMeterUndecidedIsCountedAndToldOnceAMinute(t *testing.T) {
 	t.Parallel()
-	clk := clock.NewFake(time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC))
+	clk := clocktest.NewFake(time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC))
 	var log bytes.Buffer
 	unmetered := 0
-	m := &Meter{Plans: ratelimit.DefaultAPIPlans(), Limiter: lateLimiter{}, Tokens: noTokens{},
+	m := &throttle.Meter{Plans: ratelimit.DefaultAPIPlans(), Limiter: lateLimiter{}, Tokens: noTokens{},
 		Observe: func(plan, outcome string) {
 			if outcome == "unmetered" {
 				unmetered++
@@ -211,55 +213,5 @@ func TestMeterUndecidedIsCountedAndToldOnceAMinute(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "deadline exceeded") {
 		t.Errorf("the line does not say why the limiter did not decide:\n%s", log.String())
-	}
-}
-
-// warming is an API limiter a round trip away, whose warm-up fails with err.
-type warming struct {
-	ratelimit.Limiter
-	err    error
-	warmed *atomic.Int32
-}
-
-func (w warming) Warm(context.Context) error { w.warmed.Add(1); return w.err }
-
-// TestWarmSaysALimiterThatDoesNotAnswer: a limiter a round trip away is
-// warmed once before the listener opens, and one that does not answer is
-// said; one in the process is not asked.
-func TestWarmSaysALimiterThatDoesNotAnswer(t *testing.T) {
-	t.Parallel()
-	var buf bytes.Buffer
-	log := slog.New(slog.NewTextHandler(&buf, nil))
-	var warmed atomic.Int32
-	Warm(context.Background(), warming{Limiter: ratelimit.NewMemory(), warmed: &warmed}, log)
-	if warmed.Load() != 1 || buf.Len() != 0 {
-		t.Errorf("an answering limiter: warmed %d times, said %q; want once and nothing said", warmed.Load(), buf.String())
-	}
-	Warm(context.Background(), warming{Limiter: ratelimit.NewMemory(), err: errors.New("dial tcp: refused"), warmed: &warmed}, log)
-	if warmed.Load() != 2 || !strings.Contains(buf.String(), "served unmetered") {
-		t.Errorf("a silent limiter: warmed %d times, said %q; want it said that requests go unmetered", warmed.Load(), buf.String())
-	}
-	buf.Reset()
-	Warm(context.Background(), ratelimit.NewMemory(), log)
-	if buf.Len() != 0 {
-		t.Errorf("a limiter in the process: said %q, want nothing", buf.String())
-	}
-}
-
-// remote is an API limiter a round trip away.
-type remote struct{ ratelimit.Limiter }
-
-func (remote) Backend() string { return "redis" }
-
-// TestNewMeterLeasesOnlyFromALimiterAway: a limiter a round trip away
-// lends an anonymous client's budget in blocks; the one in this process
-// is asked for each request.
-func TestNewMeterLeasesOnlyFromALimiterAway(t *testing.T) {
-	t.Parallel()
-	if m := NewMeter(nil, ratelimit.NewMemory(), nil, nil); m.Lease != 0 {
-		t.Errorf("in the process: lease %d, want none", m.Lease)
-	}
-	if m := NewMeter(nil, remote{ratelimit.NewMemory()}, nil, nil); m.Lease != DefaultLease {
-		t.Errorf("a round trip away: lease %d, want %d", m.Lease, DefaultLease)
 	}
 }

@@ -3,7 +3,6 @@ package web
 import (
 	"bytes"
 	"compress/gzip"
-	"container/list"
 	"context"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/ingestworks/ingest/internal/rig/yeardb"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/web/kept"
 )
 
 // BenchmarkRegionCount serves the reader's pages (the front page, a
@@ -68,7 +68,7 @@ func BenchmarkRegionCount(b *testing.B) {
 				b.Run(pg.name+"/"+how+"/"+sz.name, func(b *testing.B) {
 					var before func()
 					if built {
-						before = s.answers.drop
+						before = s.dropKept
 					}
 					benchRequests(b, s, []string{pg.path(sz.pick)}, before, "Accept-Language", "en-GB,en;q=0.9")
 					if pg.name == "front" && !built {
@@ -93,18 +93,7 @@ func pageBytes(h http.Handler, path string) (plain, zipped int) {
 	return rec.Body.Len(), z.Len()
 }
 
-// drop forgets every kept answer, so that the next request builds its
-// own.
-func (a *answers) drop() {
-	a.set.clear()
-}
-
-// clear drops every answer.
-func (s *keptSet) clear() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.byKey = map[string]*list.Element{}
-	s.probation.Init()
-	s.protected.Init()
-	s.size, s.protSize = 0, 0
-}
+// dropKept forgets every kept answer, so that the next request builds its
+// own: a set as empty as the server's first takes the place of the one it
+// held, between the bench's requests.
+func (s *Server) dropKept() { s.answers.set = kept.NewSet[*answer](s.cfg.Kept) }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/ingestworks/ingest/report"
+	"github.com/ingestworks/ingest/web/listener"
 )
 
 // Kind says who may reach a route; the listener rules follow from it in
@@ -147,9 +148,9 @@ func (s *Server) table() []Route {
 // (ready: a reader's its database, ReadersReady; the writer's its
 // limiter's too, WriterReady); /metrics, serving scrape to the operator;
 // and /quota, the report as quota builds it.
-func SiteRoutes(ready []Check, scrape http.Handler, quota func(context.Context) (*report.Report, error)) []Route {
+func SiteRoutes(ready []listener.Check, scrape http.Handler, quota func(context.Context) (*report.Report, error)) []Route {
 	return []Route{
-		{Pattern: "GET /readyz", Kind: Operational, Audience: Reader, Handler: Readyz(ready...)},
+		{Pattern: "GET /readyz", Kind: Operational, Audience: Reader, Handler: listener.Readyz(ready...)},
 		{Pattern: "GET /metrics", Kind: Operational, Audience: Operator, Handler: scrape},
 		{Pattern: "GET /quota", Kind: API, Handler: QuotaReport(quota)},
 	}
@@ -157,10 +158,10 @@ func SiteRoutes(ready []Check, scrape http.Handler, quota func(context.Context) 
 
 // WriterReady are the checks of a process that spends the quota (run
 // --listen): that the limiter l answers, then the process's own, then the
-// limiter's windows (WindowChecks). Without its limiter it takes no
+// limiter's windows (listener.WindowChecks). Without its limiter it takes no
 // decision, so it is not ready.
-func WriterReady(l report.StateReader, own ...Check) []Check {
-	return append(append([]Check{LimiterCheck(l)}, own...), WindowChecks(l)...)
+func WriterReady(l report.StateReader, own ...listener.Check) []listener.Check {
+	return append(append([]listener.Check{LimiterCheck(l)}, own...), listener.WindowChecks(l)...)
 }
 
 // ReadersReady are the checks of a process that serves readers (serve):
@@ -168,7 +169,7 @@ func WriterReady(l report.StateReader, own ...Check) []Check {
 // database, and its metered API takes a limiter that does not answer as
 // docs/api.md says (fail-open), so a limiter down must not take every
 // reader replica out of its Service at once.
-func ReadersReady(own ...Check) []Check { return own }
+func ReadersReady(own ...listener.Check) []listener.Check { return own }
 
 // routes registers the table under the listener's access, each answer
 // sent by transport but the kept ones (cache.go), which send their own.

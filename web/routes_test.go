@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/ingestworks/ingest/report"
+	"github.com/ingestworks/ingest/web/listener"
 )
 
 // requestFor turns a ServeMux pattern into a request that matches it.
@@ -42,7 +43,7 @@ func TestSiteRoutes(t *testing.T) {
 	t.Parallel()
 	scrape := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ingest_up 1\n")) })
 	quota := func(context.Context) (*report.Report, error) { return nil, errors.New("no report in this test") }
-	own := []Check{{Name: "database", Passed: "writable", Probe: func(context.Context) error { return nil }}}
+	own := []listener.Check{{Name: "database", Passed: "writable", Probe: func(context.Context) error { return nil }}}
 	got := SiteRoutes(WriterReady(undecidedPools{}, own...), scrape, quota)
 	want := daemonRoutes()
 	if len(got) != len(want) {
@@ -59,7 +60,7 @@ func TestSiteRoutes(t *testing.T) {
 		return rec.Code, rec.Body.String()
 	}
 	code, body := ask(got[0].Handler)
-	var st ReadyState
+	var st listener.ReadyState
 	if err := json.Unmarshal([]byte(body), &st); err != nil || code != http.StatusOK {
 		t.Fatalf("/readyz: %d %s (%v)", code, body, err)
 	}

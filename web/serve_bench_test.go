@@ -18,6 +18,7 @@ import (
 	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/web/throttle"
 )
 
 // What the serving table measures: each route through a real listener on
@@ -64,7 +65,7 @@ func BenchmarkServeFromMemory(b *testing.B) {
 	}
 	proxies := []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	metered := serveBenchServer(b, Config{Clock: clock.System, DB: db, Listen: "127.0.0.1:0", Public: true, TrustedProxies: proxies,
-		Meter: &Meter{Plans: plans, Limiter: ratelimit.NewMemory(), Tokens: clients.New(db)}})
+		Meter: &throttle.Meter{Plans: plans, Limiter: ratelimit.NewMemory(), Tokens: clients.New(db)}})
 	for _, clients := range []int{16, 64} {
 		b.Run(fmt.Sprintf("metered=/api/v1/charts/US/clients=%d", clients), func(b *testing.B) {
 			us, them := race(b, clients, metered.URL+"/api/v1/charts/US", ours.URL+"/api/v1/charts/US")
@@ -216,7 +217,7 @@ func BenchmarkMeteredRead(b *testing.B) {
 		cfg := Config{Clock: clock.System, DB: db, Listen: "127.0.0.1:0", TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
 		if m {
 			cfg.Public = true
-			cfg.Meter = &Meter{Plans: plans, Limiter: ratelimit.NewMemory(), Tokens: clients.New(db)}
+			cfg.Meter = &throttle.Meter{Plans: plans, Limiter: ratelimit.NewMemory(), Tokens: clients.New(db)}
 		}
 		s, err := New(cfg)
 		if err != nil {

@@ -32,10 +32,16 @@
 // region's chart and of the worldwide page (feed.go), the video every
 // reader's output shows (card.go); the operator's page with /api/v1/quota
 // (operator.go) apart from the runs (runs.go); around them the kept answers
-// (cache.go, evict.go), built again by a watcher when the store's data
-// moves, who may keep each answer and the keys it names (shared.go), the budget of anonymous readers' builds under a flood (budget.go),
-// the language each upstream string is marked with, from its script and
-// region (lang.go), the auth (auth.go, personal.go, tokens.go), the
+// (cache.go, bounded by package kept), built again by a watcher when the
+// store's data moves, who may keep each answer and the keys it names
+// (shared.go), the answer of a request over the budget of anonymous
+// readers' builds (budget.go, the budget in package throttle), the
+// language each upstream string is marked with, from its script and
+// region (lang.go), the sign-in's pages and who each route answers
+// (auth.go, personal.go; the token's strength and the sessions in package
+// signin), the API metered (ratelimit.go, the meter in package throttle),
+// the listener's quota report and the line it says (listen.go; the port and
+// the probes in package listener), the
 // route table (routes.go), the templates and how a page is sent (pages.go,
 // their functions assembled beside the server in funcs.go), the API's errors
 // and index (api.go), the parameters (params.go) and the words a page uses
@@ -58,6 +64,9 @@ import (
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/web/kept"
+	"github.com/ingestworks/ingest/web/signin"
+	"github.com/ingestworks/ingest/web/throttle"
 )
 
 //go:embed templates/*.html static/*
@@ -85,9 +94,9 @@ type Config struct {
 	// /metrics and /readyz), under the same rules as the server's.
 	Routes []Route
 	// Meter puts every API request under the clients' plans
-	// (ratelimit.go); nil serves the API unmetered, which only a listener
+	// (ratelimit.go, package throttle); nil serves the API unmetered, which only a listener
 	// that is not --public may do.
-	Meter *Meter
+	Meter *throttle.Meter
 	// TrustedProxies are the peers whose X-Forwarded-For names the client,
 	// for the plans and for the throttle of wrong tokens; any other peer
 	// is the client, whatever the header says.
@@ -96,12 +105,12 @@ type Config struct {
 	// outcome: rejected (compared, wrong) or throttled (not compared: the
 	// address or every address waits); nil counts nothing.
 	AuthFailed func(outcome string)
-	// SessionTTL is how long a sign-in lasts; DefaultSessionTTL when zero.
+	// SessionTTL is how long a sign-in lasts; signin.DefaultTTL when zero.
 	SessionTTL time.Duration
 	// Sessions keep the sign-ins: the database's (clients.Sessions), so
 	// that every replica on it honours a sign-in and a sign-out ends it on
 	// all. Nil keeps them in the process, for a server without a database.
-	Sessions SessionStore
+	Sessions signin.Store
 	// Clock is the house's, required: the sessions, the throttle of wrong
 	// tokens, the meter's plans, the kept answers and the pages' ages are
 	// read on it.
@@ -109,9 +118,9 @@ type Config struct {
 	// NoThumbnails leaves the videos' thumbnails out of the pages, and
 	// their image host out of the policy (offline or private use).
 	NoThumbnails bool
-	// Kept bounds the readers' answers kept in memory (evict.go); each
+	// Kept bounds the readers' answers kept in memory (package kept); each
 	// zero field takes its default.
-	Kept KeptBound
+	Kept kept.Bound
 	// Timeout bounds each request's work; 5s when zero.
 	Timeout time.Duration
 	Logger  *slog.Logger
@@ -160,15 +169,15 @@ type Server struct {
 	daily       dailyCache
 	charts      chartsCache
 
-	sessions *sessions
-	throttle *throttle
+	sessions *signin.Sessions
+	throttle *throttle.Throttle
 	csrf     *http.CrossOriginProtection
 	policy   string
 	static   *staticFiles
 	cache    CachePolicy // the lifetimes of a shared answer (shared.go)
 	answers  answers
-	purging  purging // the purge's watchers (purge.go)
-	budget   *budget // the builds anonymous readers may run at once (budget.go)
+	purging  purging          // the purge's watchers (purge.go)
+	budget   *throttle.Budget // the builds anonymous readers may run at once (budget.go)
 	places   places
 	front    frontIndex
 	// sitemapBound, when set, is the addresses of one sitemap file in
@@ -208,7 +217,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, access: access, pages: p, mux: http.NewServeMux(), static: static, places: names,
-		sessions: newSessions(cfg.SessionTTL, cfg.Clock, cfg.Sessions), throttle: newThrottle(cfg.Clock, defaultLimits), csrf: http.NewCrossOriginProtection(), policy: policy(!cfg.NoThumbnails, cfg.SearchURL)}
+		sessions: signin.NewSessions(cfg.SessionTTL, cfg.Clock, cfg.Sessions), throttle: throttle.New(cfg.Clock), csrf: http.NewCrossOriginProtection(), policy: policy(!cfg.NoThumbnails, cfg.SearchURL)}
 	if access == Public && cfg.Token != "" {
 		if s.signedPages, err = parsePages(templateFuncs(true, true, static.path, names, cfg.searchAt())); err != nil {
 			return nil, err
@@ -224,9 +233,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Cache != nil {
 		s.cache = *cfg.Cache
 	}
-	s.answers.set = newKeptSet(cfg.Kept)
+	s.answers.set = kept.NewSet[*answer](cfg.Kept)
 	s.answers.closed = make(chan struct{})
-	s.budget = defaultBudget()
+	s.budget = throttle.DefaultBudget()
 	s.routes()
 	if cfg.Purge != nil && cfg.DB != nil {
 		s.purgeWatchers()
@@ -272,7 +281,7 @@ func (w keptByNobody) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // Kept is how many readers' answers, and how many bytes, are kept in
 // memory now (cache.go).
-func (s *Server) Kept() (answers, bytes int) { return s.answers.set.held() }
+func (s *Server) Kept() (answers, bytes int) { return s.answers.set.Held() }
 
 // Builds is how many readers' answers were built to be kept: first (a
 // page with no copy), beside the requests (a copy out of date, served
@@ -284,18 +293,10 @@ func (s *Server) Builds() (first, beside, waited int64) {
 
 // Budget is what the budget of anonymous readers' builds did and holds
 // now (budget.go).
-func (s *Server) Budget() BudgetFigures { return s.budget.figures() }
+func (s *Server) Budget() throttle.BudgetFigures { return s.budget.Figures() }
 
 // Access is what this server serves.
 func (s *Server) Access() Access { return s.access }
-
-// NewHTTPServer returns an http.Server for h with timeouts on every phase
-// of a request, so a slow client cannot hold a connection.
-func NewHTTPServer(addr string, h http.Handler) *http.Server {
-	return &http.Server{Addr: addr, Handler: h,
-		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
-		WriteTimeout: 30 * time.Second, IdleTimeout: 60 * time.Second, MaxHeaderBytes: 64 << 10}
-}
 
 // ThumbnailHost is the one image host the pages load from: YouTube's,
 // where the upstream's default thumbnails live.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/ratelimit"
+	"github.com/ingestworks/ingest/web/throttle"
 )
 
 // A listener says once what it serves; one that serves the operational
@@ -30,7 +31,7 @@ func TestSayServingWarnsOfTheRoutesLeftOut(t *testing.T) {
 			`level=INFO msg=serving url=http://127.0.0.1:8080/ serves="/metrics, /healthz and /readyz"`}},
 	} {
 		s, err := New(Config{Clock: clock.System, Token: c.token, Listen: c.listen, Routes: daemonRoutes(),
-			Meter: &Meter{Plans: plans, Limiter: ratelimit.NewMemory(), Tokens: noTokens{}}})
+			Meter: &throttle.Meter{Plans: plans, Limiter: ratelimit.NewMemory(), Tokens: noTokens{}}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/web/signin"
 )
 
 // testPolicy is a policy other than the default, so that a test sees the
@@ -130,12 +131,12 @@ func TestWhoKeepsEachAnswer(t *testing.T) {
 				again.Header().Get("Cache-Control"), again.Header().Get(SurrogateKey))
 		}
 		private(t, rt.path+" with a token", askAs(s, rt.path, "Authorization", "Bearer "+testToken))
-		private(t, rt.path+" with a session", askAs(s, rt.path, "Cookie", CookieName+"="+session.Value))
+		private(t, rt.path+" with a session", askAs(s, rt.path, "Cookie", signin.CookieName+"="+session.Value))
 		private(t, rt.path+" with a cookie", askAs(s, rt.path, "Cookie", regionCookie+"=JP"))
 	}
 	for _, path := range []string{"/operator", "/api/v1/quota", "/api/v1/runs", "/quota", "/metrics"} {
 		private(t, "the operator's "+path, askAs(s, path, "Authorization", "Bearer "+testToken))
-		private(t, "the operator's "+path+" signed in", askAs(s, path, "Cookie", CookieName+"="+session.Value))
+		private(t, "the operator's "+path+" signed in", askAs(s, path, "Cookie", signin.CookieName+"="+session.Value))
 		private(t, "the operator's "+path+" without the token", askAs(s, path))
 	}
 	for _, path := range []string{"/readyz", "/healthz", "/login", "/charts/ZZ", "/api/v1/charts/ZZ", "/videos/none",

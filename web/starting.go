@@ -4,6 +4,8 @@ import (
 	"crypto/subtle"
 	"net/http"
 	"sync/atomic"
+
+	"github.com/ingestworks/ingest/web/listener"
 )
 
 // Starting is a listener's handler from the moment its port opens until
@@ -68,8 +70,8 @@ func (s *Starting) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Retry-After", "5")
 	switch r.URL.Path {
 	case "/readyz":
-		replyJSON(w, http.StatusServiceUnavailable, ReadyState{Status: StatusStarting,
-			Checks: []CheckState{{Name: "start", Detail: s.doing()}}})
+		replyJSON(w, http.StatusServiceUnavailable, listener.ReadyState{Status: StatusStarting,
+			Checks: []listener.CheckState{{Name: "start", Detail: s.doing()}}})
 	default:
 		apiError(w, http.StatusServiceUnavailable, "starting", "", "ingest is starting ("+s.doing()+"): ask again shortly")
 	}

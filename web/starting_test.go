@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/ingestworks/ingest/web/listener"
 )
 
 // While the process starts, /healthz answers 200, /readyz 503 "starting"
@@ -15,7 +17,7 @@ func TestStartingAnswersUntilTheSiteServes(t *testing.T) {
 	get := func(path string) (int, string) {
 		rec := httptest.NewRecorder()
 		s.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
-		var st ReadyState
+		var st listener.ReadyState
 		_ = json.Unmarshal(rec.Body.Bytes(), &st)
 		return rec.Code, st.Status
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/ingestworks/ingest/clients"
 	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/ratelimit"
+	"github.com/ingestworks/ingest/web/throttle"
 )
 
 // client is one address sending requests to a server, on the clock the
@@ -245,7 +246,7 @@ func TestClientTokensAreNotHeldBack(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
 	const clientToken = "ingest_a-client-token-for-tests"
-	m := &Meter{Plans: ratelimit.DefaultAPIPlans(), Limiter: ratelimit.NewMemory(), Tokens: oneToken(clientToken)}
+	m := &throttle.Meter{Plans: ratelimit.DefaultAPIPlans(), Limiter: ratelimit.NewMemory(), Tokens: oneToken(clientToken)}
 	s, err := New(Config{Token: testToken, Listen: "0.0.0.0:8080", Meter: m, Clock: clock.Func(func() time.Time { return now })})
 	if err != nil {
 		t.Fatal(err)
@@ -260,33 +261,6 @@ func TestClientTokensAreNotHeldBack(t *testing.T) {
 	now = now.Add(time.Minute)
 	if w := a.api(testToken); w.Code != http.StatusNotFound || w.Header().Get("RateLimit-Policy") != "" {
 		t.Errorf("the access token after the wait: got %d %v, want through, not metered", w.Code, w.Header())
-	}
-}
-
-// TestThrottleIsBounded: however many addresses fail, the throttle keeps
-// at most its table's size, and one that waits keeps its wait while new
-// ones come and go.
-func TestThrottleIsBounded(t *testing.T) {
-	t.Parallel()
-	now := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
-	l := defaultLimits
-	l.clients = 8
-	th := newThrottle(clock.Func(func() time.Time { return now }), l)
-	fail := func(key string) verdict { return th.try(key, func() bool { return false }) }
-	for range 10 {
-		fail("waits")
-	}
-	for i := range 10000 {
-		now = now.Add(time.Millisecond)
-		if v := fail(fmt.Sprintf("a%d", i)); v.wait > 0 {
-			t.Fatalf("a new address's first failure waits %s", v.wait)
-		}
-		if len(th.clients) > l.clients {
-			t.Fatalf("after %d addresses the table holds %d, want at most %d", i+1, len(th.clients), l.clients)
-		}
-	}
-	if v := th.peek("waits"); v.wait <= 0 {
-		t.Errorf("the address that waits was dropped for room (%s left, %s passed)", v.wait, 10*time.Second)
 	}
 }
 

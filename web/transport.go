@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ingestworks/ingest/web/signin"
 )
 
 // The transport of every answer (docs/reference/api/caching.md):
@@ -98,7 +100,7 @@ func (s *Server) private(r *http.Request) bool {
 	if s.access == TokenRequired || r.Header.Get("Authorization") != "" {
 		return true
 	}
-	_, err := r.Cookie(CookieName)
+	_, err := r.Cookie(signin.CookieName)
 	return err == nil
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ingestworks/ingest/metrics"
 	"github.com/ingestworks/ingest/web"
+	"github.com/ingestworks/ingest/web/listener"
 )
 
 // Listener is run --listen's port, served from the moment it opens: until
@@ -35,7 +36,7 @@ const (
 // OpenListener opens cfg's address (Listen: a port in use is a
 // ConfigError) and serves it at once, b on its /metrics meanwhile.
 func (h *Host) OpenListener(ctx context.Context, cfg web.Config, b metrics.Build) (*Listener, error) {
-	ln, err := web.Listen(cfg.Listen)
+	ln, err := listener.Listen(cfg.Listen)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +49,7 @@ func (h *Host) OpenListener(ctx context.Context, cfg web.Config, b metrics.Build
 func (h *Host) ServeListener(ctx context.Context, ln net.Listener, cfg web.Config, b metrics.Build) *Listener {
 	start := metrics.NewStart(b, h.clock(), stepOpen)
 	st := web.NewStarting(start.Doing, start.Handler(), cfg)
-	shutdown := web.Start(ctx, ln, st, h.Logger)
+	shutdown := listener.Start(ctx, ln, st, h.Logger)
 	l := &Listener{url: "http://" + ln.Addr().String() + "/", starting: st, start: start}
 	l.close = sync.OnceFunc(shutdown)
 	h.Logger.Info("listening", "url", l.url, "serves", "/healthz and /metrics; /readyz says starting until the day's plan is made")

@@ -24,6 +24,7 @@ import (
 	"github.com/ingestworks/ingest/retention"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/web"
+	"github.com/ingestworks/ingest/web/listener"
 )
 
 // Run is a run as its checked flags give it.
@@ -426,9 +427,9 @@ func (h *Host) listen(ctx context.Context, r Run, m *metrics.Metrics, p *Pipelin
 	src.Names = jobs.RegionNames(jobs.StoredCatalogue(ctx, catalogueStore(p.DB))) // as the daemon's start left it
 	m.WatchClock(p.Upstream.Skew)
 	ui, closeSite, err := h.OpenSite(ctx, p.DB, Site{Report: src, Plans: r.Plans, Web: cfg, Series: m.Site(), Scrape: m.Handler(p.Limiter), Purge: r.Purge,
-		Ready: web.WriterReady(p.Limiter, web.Check{Name: "database", Passed: "writable", Probe: p.DB.Writable},
-			web.Check{Name: "regions", Passed: "none failing repeatedly", Probe: m.NoneFailing},
-			web.Check{Name: "clock", Passed: "decisions are taken: the limiter's clock agrees with the upstream's", Probe: p.Upstream.Refusing})})
+		Ready: web.WriterReady(p.Limiter, listener.Check{Name: "database", Passed: "writable", Probe: p.DB.Writable},
+			listener.Check{Name: "regions", Passed: "none failing repeatedly", Probe: m.NoneFailing},
+			listener.Check{Name: "clock", Passed: "decisions are taken: the limiter's clock agrees with the upstream's", Probe: p.Upstream.Refusing})})
 	if err != nil {
 		ln.Close()
 		return nil, err

@@ -18,6 +18,7 @@ import (
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/web"
+	"github.com/ingestworks/ingest/web/listener"
 )
 
 // Schedule is what the report's next runs and plan follow
@@ -78,7 +79,7 @@ func (h *Host) OpenWeb(ctx context.Context, db *Database, sv Serve) (ui *web.Ser
 	src.Limiter = l
 	m := metrics.NewAPI()
 	ui, closeSite, err := h.OpenSite(ctx, db, Site{Report: src, Plans: sv.Plans, Web: sv.Web, Series: m, Scrape: m.Handler(), Purge: sv.Purge,
-		Ready: web.ReadersReady(web.Check{Name: "database", Passed: "readable", Probe: db.Reader().PingContext})})
+		Ready: web.ReadersReady(listener.Check{Name: "database", Passed: "readable", Probe: db.Reader().PingContext})})
 	if err != nil {
 		closeLimiter()
 		return nil, nil, err
@@ -86,9 +87,9 @@ func (h *Host) OpenWeb(ctx context.Context, db *Database, sv Serve) (ui *web.Ser
 	return ui, func() { closeSite(); closeLimiter() }, nil
 }
 
-// Serve serves ui on addr until SIGINT or SIGTERM (web.Serve).
+// Serve serves ui on addr until SIGINT or SIGTERM (listener.Serve).
 func (h *Host) Serve(ctx context.Context, addr string, ui http.Handler) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return web.Serve(ctx, addr, ui, h.Logger, "db", h.DBName(), "token", os.Getenv(web.UITokenEnv) != "")
+	return listener.Serve(ctx, addr, ui, h.Logger, "db", h.DBName(), "token", os.Getenv(web.UITokenEnv) != "")
 }

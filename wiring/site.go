@@ -20,6 +20,9 @@ import (
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/web"
+	"github.com/ingestworks/ingest/web/listener"
+	"github.com/ingestworks/ingest/web/signin"
+	"github.com/ingestworks/ingest/web/throttle"
 )
 
 // Site is what the site is built from, all of it required: the report's
@@ -35,7 +38,7 @@ type Site struct {
 	// Ready are the checks of /readyz, per role: web.WriterReady for a
 	// process that spends the quota, web.ReadersReady for one that serves
 	// readers.
-	Ready []web.Check
+	Ready []listener.Check
 	// Series count the site's requests, failed sign-ins and kept answers,
 	// in the registry Scrape serves on /metrics.
 	Series *metrics.API
@@ -54,7 +57,7 @@ func (h *Host) OpenSite(ctx context.Context, db *Database, s Site) (ui *web.Serv
 		return nil, nil, err
 	}
 	h.Logger.Debug("api: clients are metered", "limiter", al.Backend())
-	web.Warm(ctx, al, h.Logger)
+	throttle.Warm(ctx, al, h.Logger)
 	cfg := s.Web
 	cfg.DB, cfg.QuotaKey, cfg.Logger, cfg.Derived = db.DB, s.Report.QuotaKey, h.Logger, s.Report.Standing.Derived
 	cfg.Usage = db.Ledger.FollowDays(s.Report.QuotaKey) // today's units on every request: what changed
@@ -64,9 +67,9 @@ func (h *Host) OpenSite(ctx context.Context, db *Database, s Site) (ui *web.Serv
 	if cfg.Regions == nil {
 		cfg.Regions = jobs.StoredCatalogue(ctx, catalogueStore(db)) // names as the start found them
 	}
-	cfg.Meter = web.NewMeter(s.Plans, al, clients.New(db), s.Series.Observe)
+	cfg.Meter = throttle.NewMeter(s.Plans, al, clients.New(db), s.Series.Observe)
 	if !db.ReadOnly() { // else each process keeps its own, as it must
-		cfg.Sessions = clients.NewSessions(db, web.MaxSessions)
+		cfg.Sessions = clients.NewSessions(db, signin.MaxSessions)
 	}
 	cfg.AuthFailed = s.Series.AuthFailed
 	cfg.Clock = h.clock()
@@ -75,7 +78,7 @@ func (h *Host) OpenSite(ctx context.Context, db *Database, s Site) (ui *web.Serv
 		return BuildReport(ctx, readAt(kept, cfg.Clock.Now()))
 	}
 	cfg.Routes = append(cfg.Routes, web.SiteRoutes(s.Ready, s.Scrape, cfg.Report)...)
-	web.WarnUnusableTokens(ctx, h.Logger, clients.New(db), s.Plans)
+	throttle.WarnUnusableTokens(ctx, h.Logger, clients.New(db), s.Plans)
 	var sender *purge.Sender
 	if len(s.Purge) > 0 {
 		sender = purge.New(s.Purge, h.Logger)

@@ -28,6 +28,7 @@ import (
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/web"
+	"github.com/ingestworks/ingest/web/throttle"
 )
 
 // What the API limiter's table measures: the cheapest route, from this
@@ -133,9 +134,9 @@ func (r *benchRow) measure(b *testing.B) {
 	plans := benchPlans(b)
 	proxies := []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
 	off := benchServer(b, web.Config{DB: r.db, Listen: "127.0.0.1:8080"})
-	meter := &web.Meter{Plans: plans, Limiter: r.limiter, Tokens: clients.New(r.db), Observe: r.observe}
+	meter := &throttle.Meter{Plans: plans, Limiter: r.limiter, Tokens: clients.New(r.db), Observe: r.observe}
 	if r.limiter.Backend() != "memory" { // as serve wires it
-		meter.Lease = web.DefaultLease
+		meter.Lease = throttle.DefaultLease
 	}
 	on := benchServer(b, web.Config{DB: r.db, Listen: "127.0.0.1:8080", TrustedProxies: proxies, Meter: meter})
 	for range benchRounds {

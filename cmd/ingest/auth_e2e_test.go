@@ -3,15 +3,13 @@ package main
 import (
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/ingestworks/ingest/web"
+	"github.com/ingestworks/ingest/web/signin"
 )
 
 // TestWeakUITokenRefused: serve and run --listen refuse a short token, one
@@ -66,7 +64,7 @@ func TestNewUIToken(t *testing.T) {
 	if a == b || len(a) < 43 || strings.ContainsAny(a, "\n ") {
 		t.Errorf("two tokens %q and %q: want two different lines of 43 characters or more", a, b)
 	}
-	if err := web.CheckToken(a); err != nil {
+	if err := signin.CheckToken(a); err != nil {
 		t.Errorf("the token made is refused: %v", err)
 	}
 	if _, err := os.Stat(h.db()); !os.IsNotExist(err) {
@@ -91,7 +89,7 @@ func TestWrongTokensThrottled(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t)
 			tok := strings.TrimSpace(h.mustRun(0, "tokens", "new-ui-token").stdout)
-			d, _ := listener(t, tok, tc.args...)
+			d, _ := startListener(t, tok, tc.args...)
 			try := func(bearer string) (int, http.Header) {
 				code, header, _ := d.getAs(t, tc.path, bearer)
 				return code, header
@@ -131,16 +129,8 @@ func TestWrongTokensThrottled(t *testing.T) {
 // postLogin posts the sign-in form with tok and returns the status.
 func (d *dashboard) postLogin(t *testing.T, tok string) int {
 	t.Helper()
-	req, _ := http.NewRequest("POST", d.base+"/login", strings.NewReader(url.Values{"token": {tok}}.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Sec-Fetch-Site", "same-origin")
-	c := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	res, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	return res.StatusCode
+	code, _ := signIn(t, d.base, tok)
+	return code
 }
 
 // TestASignInHoldsOnEveryReplica: two serve --public processes on one
@@ -160,49 +150,20 @@ func TestASignInHoldsOnEveryReplica(t *testing.T) {
 			const token = "replica-operator-token-0123456789"
 			h.set("INGEST_UI_TOKEN", token)
 			one, other := startServe(t, h, "--public"), startServe(t, h, "--public")
-			c := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-			post := func(base, path string, form url.Values, cookie *http.Cookie) *http.Response {
-				t.Helper()
-				req, _ := http.NewRequest("POST", base+path, strings.NewReader(form.Encode()))
-				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-				req.Header.Set("Sec-Fetch-Site", "same-origin")
-				if cookie != nil {
-					req.AddCookie(cookie)
-				}
-				res, err := c.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				res.Body.Close()
-				return res
-			}
 			operator := func(base string, cookie *http.Cookie) int {
 				t.Helper()
-				req, _ := http.NewRequest("GET", base+"/operator", nil)
-				req.AddCookie(cookie)
-				res, err := c.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				res.Body.Close()
-				return res.StatusCode
+				return sendForm(t, http.MethodGet, base+"/operator", nil, cookie).StatusCode
 			}
-			res := post(one, "/login", url.Values{"token": {token}}, nil)
-			var session *http.Cookie
-			for _, ck := range res.Cookies() {
-				if ck.Name == "ingest_session" {
-					session = ck
-				}
-			}
-			if res.StatusCode != http.StatusSeeOther || session == nil {
-				t.Fatalf("sign-in: %d, session cookie %v; want 303 and a session", res.StatusCode, session)
+			code, session := signIn(t, one, token)
+			if code != http.StatusSeeOther || session == nil {
+				t.Fatalf("sign-in: %d, session cookie %v; want 303 and a session", code, session)
 			}
 			for i, base := range []string{one, other, one, other} {
 				if code := operator(base, session); code != http.StatusOK {
 					t.Errorf("/operator with the session, ask %d (replica %d): %d, want 200", i+1, i%2+1, code)
 				}
 			}
-			if res := post(other, "/logout", nil, session); res.StatusCode != http.StatusSeeOther {
+			if res := sendForm(t, http.MethodPost, other+"/logout", nil, session); res.StatusCode != http.StatusSeeOther {
 				t.Fatalf("sign-out on the other replica: %d, want 303", res.StatusCode)
 			}
 			for i, base := range []string{one, other} {

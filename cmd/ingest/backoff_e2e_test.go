@@ -91,3 +91,55 @@ func TestBackoffOutlivesARestart(t *testing.T) {
 		t.Errorf("a chart pass succeeded and the database still keeps the backoff\n%s", again.out)
 	}
 }
+
+// Cron's run --once goes by the backoff the database keeps, as a daemon
+// does: a run whose charts fail three in a row starts it; the next run,
+// started during it, calls the upstream for no chart and exits 0 saying
+// why; past its end a run calls again, and its pass that succeeds ends it
+// for every process.
+func TestOnceGoesByTheKeptBackoff(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	file := filepath.Join(t.TempDir(), "clock-offset")
+	h.set(clock.RehearseEnv, file)
+	h.fake.FailNext(1<<30, 503)
+	args := []string{"run", "--once", "--regions", "US,GB,DE"}
+	charts := func() int64 {
+		by := h.fake.ChargedByOp(testKey)
+		return by[ingest.OpCategoriesList] + by[ingest.OpVideosList]
+	}
+	db := openDB(t, h.db())
+	kept := func() int {
+		var n int
+		if err := db.QueryRow(`SELECT count(*) FROM backoff`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	h.mustRun(1, args...)
+	if kept() != 1 {
+		t.Fatalf("three charts failed in a row under run --once and the database keeps no backoff")
+	}
+	before := charts()
+	during := h.mustRun(0, args...)
+	if n := charts(); n != before {
+		t.Errorf("run --once started during the kept backoff called the upstream %d times for charts\n%s", n-before, during)
+	}
+	if !strings.Contains(during.stderr, "as the database keeps it") {
+		t.Errorf("run --once during the kept backoff does not say why it ran no chart\n%s", during)
+	}
+
+	h.fake.SetClock(func() time.Time { return time.Now().Add(10 * time.Minute) })
+	h.fake.ClearFaults()
+	if err := os.WriteFile(file, []byte("10m\n"), 0o644); err != nil { // past the backoff's end
+		t.Fatal(err)
+	}
+	after := h.mustRun(0, args...)
+	if charts() == before {
+		t.Errorf("past the kept backoff's end, run --once calls the upstream for no chart\n%s", after)
+	}
+	if kept() != 0 {
+		t.Errorf("run --once's charts succeeded and the database still keeps the backoff\n%s", after)
+	}
+}

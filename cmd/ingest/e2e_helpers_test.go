@@ -14,6 +14,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -790,4 +791,44 @@ func openRW(t *testing.T, path string) *sql.DB {
 	db.SetMaxOpenConns(1)
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// asBrowser asks as a browser's own pages do, following no redirect, so
+// that a sign-in's 303 and its cookie are what the test reads.
+var asBrowser = &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+// sendForm sends method to addr as the site's own form does (same origin,
+// the form encoded, the cookie when set) and returns the answer, its body
+// read and closed.
+func sendForm(t *testing.T, method, addr string, form url.Values, cookie *http.Cookie) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(method, addr, strings.NewReader(form.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	if cookie != nil {
+		req.AddCookie(cookie)
+	}
+	res, err := asBrowser.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, addr, err)
+	}
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	return res
+}
+
+// signIn posts the sign-in form at base with token: the answer's status
+// and its session cookie, nil when it set none.
+func signIn(t *testing.T, base, token string) (int, *http.Cookie) {
+	t.Helper()
+	res := sendForm(t, http.MethodPost, base+"/login", url.Values{"token": {token}}, nil)
+	for _, c := range res.Cookies() {
+		if c.Name == "ingest_session" {
+			return res.StatusCode, c
+		}
+	}
+	return res.StatusCode, nil
 }

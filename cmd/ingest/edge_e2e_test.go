@@ -9,7 +9,6 @@ import (
 	"math"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -731,22 +730,11 @@ func freshAfter(cache, origin string, paths []string, held map[string]string, ba
 // the form's POST is passed to an origin, and its session comes back.
 func signInThrough(t *testing.T, cache, token string) *http.Cookie {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, "http://"+cache+"/login", strings.NewReader(url.Values{"token": {token}}.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Sec-Fetch-Site", "same-origin")
-	client := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	res, err := client.Do(req)
-	if err != nil {
-		t.Fatalf("sign-in through the cache: %v", err)
+	code, session := signIn(t, "http://"+cache, token)
+	if code != http.StatusSeeOther || session == nil {
+		t.Fatalf("sign-in through the cache: %d, session %v; want 303 and a session", code, session)
 	}
-	res.Body.Close()
-	for _, c := range res.Cookies() {
-		if c.Name == "ingest_session" && res.StatusCode == http.StatusSeeOther {
-			return c
-		}
-	}
-	t.Fatalf("sign-in through the cache: %d, X-Cache %q, no session; want 303 and a session", res.StatusCode, res.Header.Get("X-Cache"))
-	return nil
+	return session
 }
 
 // operatorThrough asks /operator through the cache at cache with the

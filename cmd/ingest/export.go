@@ -55,11 +55,14 @@ comments_disabled, ratings_disabled, description), then region, chart,
 rank and run_id, the video's languages (defaultAudioLanguage,
 defaultLanguage), then what a person reads a row
 by: category_name, video_url, chart_name (all, or the category),
-trending_day (the date in the region's zone; docs/data.md) and
-category_name_local (the category's name in the region's language), and
-last how the row's run ended: run_status (completed, stopped, interrupted,
+trending_day (the day of the row's run in the region's zone; docs/data.md)
+and category_name_local (the category's name in the region's language),
+then how the row's run ended: run_status (completed, stopped, interrupted,
 failed) and complete (the run stored the whole chart; --complete-only
-keeps those alone). Times are UTC to the second (2026-11-21T09:00:00Z) in CSV
+keeps those alone), trending_day_utc (the row's day in UTC, the day
+--per day sums up and days_on_chart counts), and last ranks_lost (how
+many of its run's ranks no row holds: the chart moved between the run's
+pages; docs/data.md). Times are UTC to the second (2026-11-21T09:00:00Z) in CSV
 and JSON, timestamps in Parquet. The metadata is each video's latest; the counts are the run's.
 dislikes is always 0: the upstream no longer publishes them. A hidden count
 is empty in CSV, null in JSON and Parquet.
@@ -80,9 +83,15 @@ name, {since} is the UTC day the export starts, {last} the last day it
 holds, and {until} the day of its end, not included (--until's, or
 today's; {date} is the same): charts-{since}_{last}.csv. An extension
 .csv, .jsonl or .parquet names the format when --format is not given,
-and one that disagrees with --format is refused.`,
+and one that disagrees with --format is refused.
+
+Exit status, for a scheduler to act on: 0 when rows were written; 3 when
+the window held no row (the file is still written: the header alone in
+CSV, nothing in JSON lines, a typed file in Parquet); 2 for a usage error
+or a database that does not exist (--db / INGEST_DB), before anything is
+written; 1 for a runtime error (a run still in flight after --wait, I/O).`,
 		Example: `  ingest export --since 2026-11-01 --format csv --out trending.csv
-  ingest export --since 7d --out 'charts-{date}.csv'    # a weekly cron job
+  ingest export --since 7d --out 'charts-{since}_{last}.csv'    # a weekly cron job
   ingest export --since 2026-01-01 --until 2026-07-01 --region GB --category music --format parquet --out gb.parquet`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -144,7 +153,12 @@ func parseExport(f *exportFlags, now time.Time) (exportJob, error) {
 			return j, err
 		}
 	}
-	if !j.filter.Until.After(j.filter.Since) {
+	switch {
+	case f.until == "" && !j.filter.Until.After(j.filter.Since):
+		// --until was not given: the fault is --since's, which is to come
+		return j, usageErrorf("--since %s is not before now (%s): no run has started there yet; give a --since in the past",
+			j.filter.Since.Format(time.RFC3339), j.filter.Until.Format(time.RFC3339))
+	case !j.filter.Until.After(j.filter.Since):
 		return j, usageErrorf("--until (%s) must be after --since (%s)", j.filter.Until.Format(time.RFC3339), j.filter.Since.Format(time.RFC3339))
 	}
 	if j.filter.Region, err = parseRegion("--region", f.region); err != nil {
@@ -276,21 +290,20 @@ func runExport(ctx context.Context, stdout io.Writer, s *settings, f *exportFlag
 	db, err := openExisting(ctx, s)
 	switch {
 	case errors.Is(err, store.ErrNoDatabase):
-		s.noneYet() // no database reads as an empty one: the header alone
+		// Not an empty window: a scheduled export of a mistyped path would
+		// write empty files for ever, each one a success.
+		return usageErrorf("--db / INGEST_DB: no database at %s: nothing was exported; name the database the daemon writes (the first `ingest run` creates it)", s.dbName())
 	case err != nil:
 		return err
-	default:
-		defer db.Close()
 	}
+	defer db.Close()
 	// A signal ends the export between rows; the partial file is removed
 	// on the way out, as on any other failure.
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	job.rows, job.log, job.now = new(int64), s.logger, s.clock.Now
-	if db != nil {
-		if job.runs, err = settle(ctx, s, db.Store(), job); err != nil {
-			return err
-		}
+	if job.runs, err = settle(ctx, s, db.Store(), job); err != nil {
+		return err
 	}
 	if job.out == "-" {
 		err = exportTo(ctx, db.Store(), job, stdout)
@@ -300,10 +313,14 @@ func runExport(ctx context.Context, stdout io.Writer, s *settings, f *exportFlag
 	if err != nil && ctx.Err() != nil {
 		return fmt.Errorf("export stopped by a signal: %s was not written", outName(job.out))
 	}
-	if err == nil {
-		exported(ctx, s, db.Store(), job)
+	if err != nil {
+		return err
 	}
-	return err
+	exported(ctx, s, db.Store(), job)
+	if *job.rows == 0 {
+		return &exitError{code: exitEmpty, err: fmt.Errorf("export: no row in the window, %s written empty (exit 3: not a failure of the export, nor a success to report as one)", outName(job.out))}
+	}
+	return nil
 }
 
 // exported says on stderr what an export wrote: its window, its rows and
@@ -319,17 +336,15 @@ func exported(ctx context.Context, s *settings, db *store.DB, job exportJob) {
 		attrs = append(attrs, "out", job.out, "bytes", fi.Size())
 	}
 	attrs = append(attrs, "since", stamp(job.filter.Since), "until", stamp(job.filter.Until), "runs", taken)
-	if db != nil {
-		later, err := laterRuns(ctx, s, db, job.filter)
-		if err != nil {
-			s.logger.Warn("could not list the runs after the window", ingest.LogErr, err)
-		}
-		left = append(left, later...)
+	later, err := laterRuns(ctx, s, db, job.filter)
+	if err != nil {
+		s.logger.Warn("could not list the runs after the window", ingest.LogErr, err)
 	}
+	left = append(left, later...)
 	if len(left) > 0 {
 		attrs = append(attrs, "left_out", leftList(left))
 	}
-	if *job.rows == 0 && db != nil {
+	if *job.rows == 0 {
 		// An empty file is what a job that read the wrong window or chart
 		// writes too: said, so that a scheduler's log shows it.
 		s.logger.Warn("exported no rows: no run of the charts asked for ended in the window", attrs...)
@@ -398,10 +413,10 @@ func checkOut(out string, force bool) (string, error) {
 }
 
 // exportTo streams the rows to w in the job's format (export.Write),
-// with a progress bar on a terminal; a nil db has none.
+// with a progress bar on a terminal.
 func exportTo(ctx context.Context, db *store.DB, job exportJob, w io.Writer) error {
 	var bar *termbar.Bar
-	if db != nil && termbar.On(os.Stderr) {
+	if termbar.On(os.Stderr) {
 		total, err := db.ExportCount(ctx, job.filter)
 		if err != nil || job.filter.PerDay {
 			total = -1 // a day's rows are fewer than its runs' entries
@@ -420,7 +435,7 @@ func exportTo(ctx context.Context, db *store.DB, job exportJob, w io.Writer) err
 			logged.at(*job.rows, -1)
 		}
 	})
-	if err != nil || db == nil {
+	if err != nil {
 		return err
 	}
 	return recheck(ctx, db, job)

@@ -163,3 +163,90 @@ func checkTimestampColumns(t *testing.T, path string) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// A chart entry's days_on_chart counts the days the export names
+// trending_day_utc: two runs of DE an hour apart across Berlin's midnight,
+// both on one UTC day, are two days in trending_day and one in
+// trending_day_utc, and days_on_chart is 1, at each run's printed time.
+func TestDaysOnChartIsTheExportsUTCDays(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ctx := context.Background()
+	db, err := store.Open(ctx, h.db())
+	if err != nil {
+		t.Fatal(err)
+	}
+	night := time.Date(2026, 11, 20, 22, 30, 0, 0, time.UTC) // 23:30 in Berlin
+	for _, at := range []time.Time{night, night.Add(time.Hour)} {
+		var videos []ingest.Video
+		for _, id := range []string{"a", "b", "c"} {
+			videos = append(videos, ingest.Video{ID: id, Title: "T " + id, ChannelID: "UC" + id, CategoryID: "10"})
+		}
+		id, err := db.StartRun(ctx, "DE", "", ingest.Trending, at)
+		if err == nil {
+			err = db.SavePage(ctx, id, ingest.Page{Kind: ingest.Trending, Region: "DE", Number: 1, Videos: videos, Fetched: at.Add(time.Second)})
+		}
+		if err == nil {
+			err = db.FinishRun(ctx, id, ingest.RunEnd{Status: ingest.StatusCompleted, At: at.Add(2 * time.Second)})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	type row struct {
+		VideoID string `json:"video_id"`
+		At      string `json:"trending_date"`
+		Local   string `json:"trending_day"`
+		UTC     string `json:"trending_day_utc"`
+	}
+	var rows []row
+	for _, line := range strings.Split(strings.TrimSpace(h.mustRun(0, "export", "--since", "2026-11-01", "--format", "jsonl").stdout), "\n") {
+		var r row
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("%v in %q", err, line)
+		}
+		rows = append(rows, r)
+	}
+	days := func(video, upTo string, local bool) int {
+		seen := map[string]bool{}
+		for _, r := range rows {
+			if r.VideoID == video && r.At <= upTo {
+				seen[map[bool]string{true: r.Local, false: r.UTC}[local]] = true
+			}
+		}
+		return len(seen)
+	}
+	if n := days("a", "9999", true); n != 2 {
+		t.Errorf("a's rows span %d days of trending_day, want Berlin's two", n)
+	}
+	for _, at := range []string{night.Format(time.RFC3339), night.Add(time.Hour).Format(time.RFC3339)} {
+		var chart struct {
+			At      string `json:"at"`
+			Entries []struct {
+				ID   string `json:"id"`
+				Days *int   `json:"days_on_chart"`
+			} `json:"entries"`
+		}
+		res := h.mustRun(0, "chart", "DE", "--at", at, "--derived", "on", "--json")
+		if err := json.Unmarshal([]byte(res.stdout), &chart); err != nil {
+			t.Fatalf("%v in %s", err, res)
+		}
+		if chart.At != at || len(chart.Entries) != 3 {
+			t.Fatalf("chart DE --at %s: the run at %s with %d entries, want the run printed at it, with 3", at, chart.At, len(chart.Entries))
+		}
+		for _, e := range chart.Entries {
+			if want := days(e.ID, at, false); e.Days == nil || *e.Days != want {
+				t.Errorf("chart DE --at %s: %s's days_on_chart %s, want %d, its distinct trending_day_utc in the export", at, e.ID, orNull(e.Days), want)
+			}
+		}
+	}
+}
+
+// orNull is a figure as JSON prints it.
+func orNull(n *int) string {
+	if n == nil {
+		return "null"
+	}
+	return strconv.Itoa(*n)
+}

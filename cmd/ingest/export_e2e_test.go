@@ -62,11 +62,12 @@ func TestExportJSONLAndFilters(t *testing.T) {
 	if name, _ := rec["category_name"].(string); name == "" || rec["categoryId"] == nil {
 		t.Errorf("category_name %q for categoryId %v: want the upstream's name", name, rec["categoryId"])
 	}
-	if res := h.mustRun(0, "export", "--since", "2000-01-01", "--category", "music", "--format", "jsonl"); res.stdout != "" {
+	// a window with no row is exit 3, its file written all the same
+	if res := h.mustRun(3, "export", "--since", "2000-01-01", "--category", "music", "--format", "jsonl"); res.stdout != "" {
 		t.Errorf("no music chart was fetched, yet the export holds %q", res.stdout)
 	}
-	if res := h.mustRun(0, "export", "--since", "2000-01-01", "--until", "2000-02-01"); strings.Count(res.stdout, "\n") != 1 {
-		t.Errorf("an empty range: want the header alone, got %q", res.stdout)
+	if res := h.mustRun(3, "export", "--since", "2000-01-01", "--until", "2000-02-01"); strings.Count(res.stdout, "\n") != 1 || !strings.Contains(res.stderr, "no row in the window") {
+		t.Errorf("an empty range: want the header alone and exit 3 saying why, got %s", res)
 	}
 }
 
@@ -272,6 +273,39 @@ func TestExportNamesTheCategoryInTheRegionsLanguage(t *testing.T) {
 	for en, local := range names["GB"] {
 		if en == "" || local != en {
 			t.Errorf("GB's rows of %q: category_name_local %q, want the English name again", en, local)
+		}
+	}
+}
+
+// A chart that moves while a run reads its pages (the video at rank 10
+// served again at 55 on the second page, the one at 55 on none) is stored
+// with the rank it lost said: the run's message names it, and each of the
+// run's rows counts it under ranks_lost; no row holds rank 10.
+func TestExportSaysTheRanksAMovingChartLost(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.fake.SwapBetweenPages("GB", 10, 55)
+	h.mustRun(0, "run", "--once", "--regions", "GB")
+	db := openDB(t, h.db())
+	id := queryInt(t, db, `SELECT max(id) FROM runs WHERE kind = 'trending'`)
+	if msg := queryString(t, db, `SELECT message FROM runs WHERE id = ?`, id); !strings.Contains(msg, "the chart moved between its pages: rank 10 lost") {
+		t.Errorf("run %d's message %q: want the rank it lost named", id, msg)
+	}
+	res := h.mustRun(0, "export", "--since", "2000-01-01", "--format", "jsonl")
+	lines := strings.Split(strings.TrimSpace(res.stdout), "\n")
+	if len(lines) != fakeyt.ChartLengths["GB"]-1 {
+		t.Errorf("%d rows, want GB's %d less the rank lost", len(lines), fakeyt.ChartLengths["GB"])
+	}
+	for _, line := range lines {
+		var r struct {
+			Rank      int `json:"rank"`
+			RanksLost int `json:"ranks_lost"`
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Rank == 10 || r.RanksLost != 1 {
+			t.Errorf("rank %d says ranks_lost %d: want no rank 10, and 1 lost on every row", r.Rank, r.RanksLost)
 		}
 	}
 }

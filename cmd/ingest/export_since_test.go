@@ -70,6 +70,28 @@ func TestExportBadSinceNamesEveryForm(t *testing.T) {
 	}
 }
 
+// A --since to come, given alone, is --since's fault, said so, not that
+// of an --until the user never gave; given with an --until before it,
+// --until's.
+func TestExportFutureSinceNamesItself(t *testing.T) {
+	t.Parallel()
+	for _, f := range []exportFlags{{since: "2027-01-01"}, {since: "2027-01-01", until: "2026-12-01"}} {
+		f.format, f.out, f.per = "csv", "-", "run"
+		_, err := parseExport(&f, exportNow)
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.code != exitUsage {
+			t.Fatalf("--since %q --until %q: %v, want a usage error", f.since, f.until, err)
+		}
+		want, not := "--since 2027-01-01T00:00:00Z is not before now", "--until"
+		if f.until != "" {
+			want, not = "--until (2026-12-01T00:00:00Z) must be after --since", "not before now"
+		}
+		if msg := err.Error(); !strings.HasPrefix(msg, want) || strings.Contains(msg, not) {
+			t.Errorf("--since %q --until %q: %q, want it to begin %q and not say %q", f.since, f.until, msg, want, not)
+		}
+	}
+}
+
 // Two weekly exports a week apart, each started seconds into its minute,
 // select every run once between them: the run at the very minute the
 // first one ran goes to the second week, and the one of the second

@@ -167,8 +167,8 @@ func duckDBDir(t *testing.T) string {
 // no type of their own: with them, a column has its type whatever the
 // file holds.
 const (
-	csvDeclared  = `read_csv('hourly.csv', types = {'categoryId': 'BIGINT', 'publishedAt': 'TIMESTAMPTZ', 'view_count': 'BIGINT', 'likes': 'BIGINT', 'comment_count': 'BIGINT', 'chart': 'BIGINT'})`
-	jsonDeclared = `SELECT * REPLACE (categoryId::BIGINT AS categoryId, timezone('UTC', publishedAt::TIMESTAMP) AS publishedAt, timezone('UTC', trending_date::TIMESTAMP) AS trending_date, view_count::BIGINT AS view_count, likes::BIGINT AS likes, comment_count::BIGINT AS comment_count, chart::BIGINT AS chart) FROM read_json('hourly.jsonl')`
+	csvDeclared  = `read_csv('hourly.csv', header = true, columns = {'video_id': 'VARCHAR', 'title': 'VARCHAR', 'publishedAt': 'TIMESTAMPTZ', 'channelId': 'VARCHAR', 'channelTitle': 'VARCHAR', 'categoryId': 'BIGINT', 'trending_date': 'TIMESTAMPTZ', 'tags': 'VARCHAR', 'view_count': 'BIGINT', 'likes': 'BIGINT', 'dislikes': 'BIGINT', 'comment_count': 'BIGINT', 'thumbnail_link': 'VARCHAR', 'comments_disabled': 'BOOLEAN', 'ratings_disabled': 'BOOLEAN', 'description': 'VARCHAR', 'region': 'VARCHAR', 'chart': 'BIGINT', 'rank': 'BIGINT', 'run_id': 'BIGINT', 'defaultAudioLanguage': 'VARCHAR', 'defaultLanguage': 'VARCHAR', 'category_name': 'VARCHAR', 'video_url': 'VARCHAR', 'chart_name': 'VARCHAR', 'trending_day': 'DATE', 'category_name_local': 'VARCHAR', 'run_status': 'VARCHAR', 'complete': 'BOOLEAN', 'trending_day_utc': 'DATE', 'ranks_lost': 'BIGINT'})`
+	jsonDeclared = `read_json('hourly.jsonl', format = 'newline_delimited', columns = {'video_id': 'VARCHAR', 'title': 'VARCHAR', 'publishedAt': 'TIMESTAMPTZ', 'channelId': 'VARCHAR', 'channelTitle': 'VARCHAR', 'categoryId': 'BIGINT', 'trending_date': 'TIMESTAMPTZ', 'tags': 'VARCHAR[]', 'view_count': 'BIGINT', 'likes': 'BIGINT', 'dislikes': 'BIGINT', 'comment_count': 'BIGINT', 'thumbnail_link': 'VARCHAR', 'comments_disabled': 'BOOLEAN', 'ratings_disabled': 'BOOLEAN', 'description': 'VARCHAR', 'region': 'VARCHAR', 'chart': 'BIGINT', 'rank': 'BIGINT', 'run_id': 'BIGINT', 'defaultAudioLanguage': 'VARCHAR', 'defaultLanguage': 'VARCHAR', 'category_name': 'VARCHAR', 'video_url': 'VARCHAR', 'chart_name': 'VARCHAR', 'trending_day': 'DATE', 'category_name_local': 'VARCHAR', 'run_status': 'VARCHAR', 'complete': 'BOOLEAN', 'trending_day_utc': 'DATE', 'ranks_lost': 'BIGINT'})`
 )
 
 // duckDeclared is run by node: DuckDB's DESCRIBE of each export read with
@@ -176,12 +176,13 @@ const (
 // declares them.
 const duckDeclared = `
 import { DuckDBInstance } from '@duckdb/node-api';
-const [csv, jsonl, parquet, csvDeclared, jsonDeclared] = process.argv.slice(2);
+const [csv, jsonl, parquet, csvDeclared, jsonDeclared, csvEmpty, jsonlEmpty] = process.argv.slice(2);
 const db = await DuckDBInstance.create(':memory:');
 const c = await db.connect();
 const out = {};
 for (const [name, from] of [['csv', "read_csv('" + csv + "')"], ['jsonl', "read_json('" + jsonl + "')"], ['parquet', "read_parquet('" + parquet + "')"],
-    ['csv declared', csvDeclared.replace('hourly.csv', csv)], ['jsonl declared', '(' + jsonDeclared.replace('hourly.jsonl', jsonl) + ')']]) {
+    ['csv declared', csvDeclared.replace('hourly.csv', csv)], ['jsonl declared', jsonDeclared.replace('hourly.jsonl', jsonl)],
+    ['csv empty declared', csvDeclared.replace('hourly.csv', csvEmpty)], ['jsonl empty declared', jsonDeclared.replace('hourly.jsonl', jsonlEmpty)]]) {
   const d = await c.runAndReadAll('DESCRIBE SELECT * FROM ' + from);
   out[name] = Object.fromEntries(d.getRowObjectsJson().map(r => [r.column_name, r.column_type]));
 }
@@ -193,7 +194,8 @@ console.log(JSON.stringify(out));
 // BIGINT; CSV and JSON lines declare no type, and DuckDB, guessing from
 // values, reads it VARCHAR and JSON, as docs/data.md says; read with the
 // declarations docs/data.md gives, every column of CSV and JSON lines has
-// Parquet's type (CSV's joined tags aside).
+// Parquet's type (CSV's joined tags aside), and so has every column of an
+// empty window's files (exit 3): the header alone, and no byte at all.
 func TestExportTypesOfAColumnNoRowHolds(t *testing.T) {
 	t.Parallel()
 	dir := duckDBDir(t)
@@ -203,6 +205,13 @@ func TestExportTypesOfAColumnNoRowHolds(t *testing.T) {
 	for _, f := range []string{"csv", "jsonl", "parquet"} {
 		files[f] = filepath.Join(h.dir, "export."+f)
 		h.mustRun(0, "export", "--since", "2000-01-01", "--format", f, "--out", files[f])
+	}
+	for _, f := range []string{"csv", "jsonl"} {
+		files["empty "+f] = filepath.Join(h.dir, "empty."+f)
+		h.mustRun(3, "export", "--since", "2000-01-01", "--until", "2000-01-02", "--format", f, "--out", files["empty "+f])
+	}
+	if n := len(fileBytes(t, files["empty jsonl"])); n != 0 {
+		t.Errorf("an empty window's JSON lines hold %d bytes, want none", n)
 	}
 	doc := string(fileBytes(t, filepath.Join("..", "..", "docs", "data.md")))
 	for _, d := range []string{csvDeclared, jsonDeclared} {
@@ -214,7 +223,8 @@ func TestExportTypesOfAColumnNoRowHolds(t *testing.T) {
 	if err := os.WriteFile(script, []byte(duckDeclared), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := exec.Command("node", script, files["csv"], files["jsonl"], files["parquet"], csvDeclared, jsonDeclared).Output()
+	raw, err := exec.Command("node", script, files["csv"], files["jsonl"], files["parquet"], csvDeclared, jsonDeclared,
+		files["empty csv"], files["empty jsonl"]).Output()
 	if err != nil {
 		t.Fatalf("DuckDB could not read the exports: %v %s", err, stderrOf(err))
 	}
@@ -228,8 +238,8 @@ func TestExportTypesOfAColumnNoRowHolds(t *testing.T) {
 		}
 	}
 	for col, typ := range got["parquet"] {
-		for _, name := range []string{"csv declared", "jsonl declared"} {
-			if col == "tags" && name == "csv declared" {
+		for _, name := range []string{"csv declared", "jsonl declared", "csv empty declared", "jsonl empty declared"} {
+			if col == "tags" && strings.HasPrefix(name, "csv") {
 				continue
 			}
 			if got[name][col] != typ {

@@ -27,9 +27,9 @@ func anyAddr(t *testing.T) (listen, reach string) {
 	return "0.0.0.0:" + port, "127.0.0.1:" + port
 }
 
-// listener starts `ingest args...` on a database one run filled and waits
+// startListener starts `ingest args...` on a database one run filled and waits
 // for its /healthz.
-func listener(t *testing.T, token string, args ...string) (*dashboard, string) {
+func startListener(t *testing.T, token string, args ...string) (*dashboard, string) {
 	t.Helper()
 	h := newHarness(t)
 	h.mustRun(0, "run", "--once", "--regions", "US")
@@ -105,7 +105,7 @@ func TestListenerRules(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			d, _ := listener(t, tc.token, tc.args...)
+			d, _ := startListener(t, tc.token, tc.args...)
 			for path, status := range tc.want {
 				code, body := d.get(t, path, false)
 				if code != status {
@@ -156,7 +156,7 @@ func TestServeRefusesAnOpenPublicListener(t *testing.T) {
 func TestListenerRulesInBrowser(t *testing.T) {
 	t.Parallel()
 	ctx := browsertest.Tab(t) // skips before anything is run when there is no chromium
-	d, _ := listener(t, uiToken, "run", "--regions", "US")
+	d, _ := startListener(t, uiToken, "run", "--regions", "US")
 	browsertest.Do(t, ctx, "open the dashboard", chromedp.Navigate(d.base+"/charts/US"), chromedp.WaitVisible(chromedp.CSS(`form.login`)))
 	if h1 := browsertest.Text(t, ctx, "h1"); h1 != "Sign in" {
 		t.Errorf("with a token set, /charts/US shows %q, want the sign-in page", h1)
@@ -171,7 +171,7 @@ func TestListenerRulesInBrowser(t *testing.T) {
 		t.Errorf("signed in: %q, want the front page", h1)
 	}
 
-	open, _ := listener(t, "", "run", "--regions", "US")
+	open, _ := startListener(t, "", "run", "--regions", "US")
 	browsertest.Do(t, ctx, "open the dashboard without a token", chromedp.Navigate(open.base+"/"), chromedp.WaitVisible(chromedp.CSS(`body`)))
 	if got := browsertest.Text(t, ctx, "body"); !strings.Contains(got, "INGEST_UI_TOKEN") || strings.Contains(got, "Overview") {
 		t.Errorf("/ on an open non-loopback listener shows %q, want why it is not served", got)
@@ -270,7 +270,7 @@ func TestEveryListenerServesOneSite(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			d, _ := listener(t, uiToken, append(tc.args, "--api-plans", plans, "--trusted-proxies", "127.0.0.0/8")...)
+			d, _ := startListener(t, uiToken, append(tc.args, "--api-plans", plans, "--trusted-proxies", "127.0.0.0/8")...)
 			// Each caller from an address of its own, so that no address
 			// sends wrong tokens enough to be throttled.
 			client := 0

@@ -15,7 +15,7 @@
 //
 // Exit status: 0 when every job completed or stopped because the quota said
 // no; 1 on runtime errors; 2 on usage and configuration errors, before
-// anything is spent or written.
+// anything is spent or written; 3 for an export whose window held no row.
 //
 // What is where: the commands, one file each: their flags, checks, --help
 // texts, output and exit codes; settings.go (the common settings from one
@@ -48,6 +48,11 @@ const (
 	exitOK      = 0
 	exitRuntime = 1
 	exitUsage   = 2
+	// exitEmpty is an export that wrote its file but found no row to put
+	// in it: a scheduler tells a window nothing landed in (the daemon
+	// down, a filter that matches nothing) from a success and from an
+	// error.
+	exitEmpty = 3
 )
 
 // exitError carries an exit code up to main.
@@ -137,7 +142,8 @@ YOUTUBE_API_KEY (environment only) is required by commands that call the
 upstream; it is never printed, logged or stored, only a short hash of it.
 
 Exit status: 0 when every job completed or stopped because the quota said no,
-1 on runtime errors, 2 on usage and configuration errors.`,
+1 on runtime errors, 2 on usage and configuration errors, 3 for an export
+whose window held no row.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ingestworks/ingest/web"
+	"github.com/ingestworks/ingest/web/listener"
 )
 
 // newProbeCmd is the container's health check: images built FROM scratch
@@ -26,12 +26,12 @@ func newProbeCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			urls := args
 			if len(urls) == 0 {
-				urls = web.HealthzURLs(os.Getenv)
+				urls = listener.HealthzURLs(os.Getenv)
 			}
 			c := &http.Client{Timeout: timeout}
 			var errs []error
 			for _, u := range urls {
-				err := web.Healthz(c, u)
+				err := listener.Healthz(c, u)
 				if err == nil {
 					return nil
 				}

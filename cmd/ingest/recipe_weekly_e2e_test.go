@@ -55,13 +55,23 @@ func TestRecipeWeeklyCSVRunsAsWritten(t *testing.T) {
 			t.Fatalf("block %d of %s: %v\n%s\n%s", i+1, page, err, block, out)
 		}
 	}
-	file := filepath.Join(h.dir, "exports", "charts-"+end.Format(time.DateOnly)+".csv")
+	// the week's first and last days, of the minute the export ran in
+	files, _ := filepath.Glob(filepath.Join(h.dir, "exports", "charts-*_*.csv"))
+	if len(files) != 1 {
+		t.Fatalf("exports: %v, want one file named by the week's first and last days", files)
+	}
+	file := files[0]
+	minute := end.Truncate(time.Minute)
+	if name := filepath.Base(file); name != "charts-"+minute.AddDate(0, 0, -7).Format(time.DateOnly)+"_"+minute.Add(-time.Millisecond).Format(time.DateOnly)+".csv" &&
+		name != "charts-"+minute.Add(time.Minute).AddDate(0, 0, -7).Format(time.DateOnly)+"_"+minute.Add(time.Minute-time.Millisecond).Format(time.DateOnly)+".csv" {
+		t.Errorf("%s: want the week's first and last days from %s", name, end)
+	}
 	if got := strings.Count(string(fileBytes(t, file)), "\n"); got < 2 {
 		t.Errorf("%s holds %d lines, want the header and the run's rows", file, got)
 	}
 	crons := recipeBlocks(t, page, "cron")
 	if len(crons) != 1 || strings.Contains(crons[0], "%") ||
-		!strings.Contains(crons[0], "ingest export --since 1w --out 'exports/charts-{date}.csv'") {
+		!strings.Contains(crons[0], "ingest export --since 1w --out 'exports/charts-{since}_{last}.csv'") {
 		t.Errorf("%s: the cron line %q is not the export the page runs, or holds a %%", page, crons)
 	}
 }

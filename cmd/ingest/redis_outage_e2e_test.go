@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest/internal/rig/redistest"
-	"github.com/ingestworks/ingest/web"
+	"github.com/ingestworks/ingest/web/listener"
 )
 
 // Promises 1 and 8: a Redis that lost its data still counts what the
@@ -102,7 +102,7 @@ func TestMetricsSurviveRedisDown(t *testing.T) {
 		t.Errorf("/healthz: %d %q", code, body)
 	}
 	code, body = get(t, base+"/readyz")
-	var rd web.ReadyState
+	var rd listener.ReadyState
 	if err := json.Unmarshal([]byte(body), &rd); err != nil || code != 503 || rd.Status != "not ready" {
 		t.Errorf("/readyz with Redis stopped: %d %s (%v); want 503 not ready", code, body, err)
 	}
@@ -127,7 +127,7 @@ func TestServeStaysReadyWhileRedisIsDown(t *testing.T) {
 	ready := func(step string) {
 		t.Helper()
 		code, body := get(t, base+"/readyz")
-		var rd web.ReadyState
+		var rd listener.ReadyState
 		if err := json.Unmarshal([]byte(body), &rd); err != nil || code != 200 || rd.Status != "ready" {
 			t.Errorf("%s: /readyz %d %s (%v); want 200 ready", step, code, body, err)
 		}

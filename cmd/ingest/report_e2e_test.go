@@ -32,7 +32,7 @@ func TestReportWithoutADatabase(t *testing.T) {
 	}
 	h.mustRun(0, "report")
 	// As report, the other read-only commands read a database that does not
-	// exist yet as an empty one, exit 0, and say so (docs/contract.md).
+	// exist yet as an empty one, exit 0, and say so (docs/contract.md),
 	res := h.mustRun(0, "search", "football")
 	if !strings.Contains(res.stderr, "no database at "+h.db()+" yet") || !strings.Contains(res.stderr, "ingest run") || res.stdout != "no matches\n" {
 		t.Errorf("search: want no matches, and stderr saying there is no database and how to create one (ingest run):\n%s", res)
@@ -40,8 +40,10 @@ func TestReportWithoutADatabase(t *testing.T) {
 	if res := h.mustRun(0, "search", "--json", "football"); strings.TrimSpace(res.stdout) != "[]" {
 		t.Errorf("search --json without a database: want [], got %s", res)
 	}
-	if res := h.mustRun(0, "export", "--since", "2026-01-01"); !strings.HasPrefix(res.stdout, "video_id,") || strings.Count(res.stdout, "\n") != 1 {
-		t.Errorf("export without a database: want the CSV header alone, got %s", res)
+	// but export: an export of no database is no empty window, and a
+	// scheduled one of a mistyped path must not pass for one
+	if res := h.mustRun(2, "export", "--since", "2026-01-01"); res.stdout != "" || !strings.Contains(res.stderr, "--db / INGEST_DB: no database at "+h.db()) {
+		t.Errorf("export without a database: want exit 2 naming --db / INGEST_DB and the path, nothing written, got %s", res)
 	}
 	if _, err := os.Stat(h.db()); err == nil {
 		t.Errorf("report created %s", h.db())

@@ -12,6 +12,7 @@ import (
 	"github.com/ingestworks/ingest/internal/envflag"
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/web"
+	"github.com/ingestworks/ingest/web/signin"
 	"github.com/ingestworks/ingest/wiring"
 )
 
@@ -19,13 +20,13 @@ import (
 const uiTokenEnv = web.UITokenEnv
 
 // readUIToken is INGEST_UI_TOKEN, or a usage error when it is set but too
-// weak to guard the data (web.CheckToken), saying how to make a strong one.
+// weak to guard the data (signin.CheckToken), saying how to make a strong one.
 func readUIToken() (string, error) {
 	tok := os.Getenv(uiTokenEnv)
 	if tok == "" {
 		return "", nil
 	}
-	if err := web.CheckToken(tok); err != nil {
+	if err := signin.CheckToken(tok); err != nil {
 		return "", usageErrorf("%s is too weak to guard the dashboard and the API: %w; make a random one with `ingest tokens new-ui-token` (or `openssl rand -base64 24`)",
 			uiTokenEnv, err)
 	}

@@ -90,38 +90,17 @@ func TestServeAsTheReplicasRole(t *testing.T) {
 // row the replicas' role writes and deletes.
 func signInAndOut(t *testing.T, base, role string) {
 	t.Helper()
-	c := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	do := func(method, path string, form url.Values, cookie *http.Cookie) *http.Response {
-		req, _ := http.NewRequest(method, base+path, strings.NewReader(form.Encode()))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("Sec-Fetch-Site", "same-origin")
-		if cookie != nil {
-			req.AddCookie(cookie)
-		}
-		res, err := c.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
-		return res
+	code, session := signIn(t, base, uiToken)
+	if code != http.StatusSeeOther || session == nil {
+		t.Fatalf("sign-in as %s: %d, session %v; want 303 and a session", role, code, session)
 	}
-	res := do("POST", "/login", url.Values{"token": {uiToken}}, nil)
-	var session *http.Cookie
-	for _, ck := range res.Cookies() {
-		if ck.Name == "ingest_session" {
-			session = ck
-		}
-	}
-	if res.StatusCode != http.StatusSeeOther || session == nil {
-		t.Fatalf("sign-in as %s: %d, session %v; want 303 and a session", role, res.StatusCode, session)
-	}
-	if res := do("GET", "/operator", nil, session); res.StatusCode != http.StatusOK {
+	if res := sendForm(t, http.MethodGet, base+"/operator", nil, session); res.StatusCode != http.StatusOK {
 		t.Errorf("/operator with the session, as %s: %d, want 200", role, res.StatusCode)
 	}
-	if res := do("POST", "/logout", nil, session); res.StatusCode != http.StatusSeeOther {
+	if res := sendForm(t, http.MethodPost, base+"/logout", nil, session); res.StatusCode != http.StatusSeeOther {
 		t.Errorf("sign-out as %s: %d, want 303", role, res.StatusCode)
 	}
-	if res := do("GET", "/operator", nil, session); res.StatusCode == http.StatusOK {
+	if res := sendForm(t, http.MethodGet, base+"/operator", nil, session); res.StatusCode == http.StatusOK {
 		t.Errorf("/operator with the session signed out, as %s: 200, want it refused", role)
 	}
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
-	"github.com/ingestworks/ingest/web"
+	"github.com/ingestworks/ingest/web/signin"
 )
 
 // apiPlansEnv names the plans file of the read API.
@@ -95,7 +95,7 @@ the token nowhere: put it straight where the server reads it.`,
   (umask 077; ingest tokens new-ui-token > ui-token)`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := fmt.Fprintln(cmd.OutOrStdout(), web.NewToken())
+			_, err := fmt.Fprintln(cmd.OutOrStdout(), signin.NewToken())
 			return err
 		},
 	}

@@ -18,6 +18,8 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Hint is what a user does about a password that breaks a URL.
@@ -210,11 +212,54 @@ func Scrub(msg, raw string) string {
 		}
 	}
 	for _, s := range secrets {
-		if s != "" {
-			msg = strings.ReplaceAll(msg, s, "xxxxx")
-		}
+		msg = mask(msg, s)
 	}
 	return msg
+}
+
+// shortSecret is the length below which a secret is masked only where it
+// stands as a word of its own: a password of a letter or two is inside
+// every word of a driver's message ("dial tcp"), and masking it there
+// hides the message without hiding the password, which a driver quotes
+// whole, between separators.
+const shortSecret = 8
+
+// mask is msg with each occurrence of secret masked; a short secret's only
+// where no letter or digit touches it.
+func mask(msg, secret string) string {
+	if secret == "" {
+		return msg
+	}
+	if len(secret) >= shortSecret {
+		return strings.ReplaceAll(msg, secret, Mask)
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(msg, secret)
+		if i < 0 {
+			b.WriteString(msg)
+			return b.String()
+		}
+		end := i + len(secret)
+		if wordChar(msg[:i], true) || wordChar(msg[end:], false) {
+			b.WriteString(msg[:end])
+		} else {
+			b.WriteString(msg[:i] + Mask)
+		}
+		msg = msg[end:]
+	}
+}
+
+// wordChar says whether the rune that touches a secret in s (its last when
+// before, its first when not) is a letter or a digit.
+func wordChar(s string, before bool) bool {
+	var r rune
+	if before {
+		r, _ = utf8.DecodeLastRuneInString(s)
+	} else {
+		r, _ = utf8.DecodeRuneInString(s)
+	}
+	return s != "" && (unicode.IsLetter(r) || unicode.IsDigit(r))
 }
 
 // ScrubArgs takes out of msg every command-line argument shaped as a URL

@@ -107,3 +107,20 @@ func TestScrubArgs(t *testing.T) {
 		t.Errorf("ScrubArgs(%q) = %q: want every URL's password out, the rest kept", msg, got)
 	}
 }
+
+// A short password is masked where a driver quotes it, between
+// separators, and left inside the words of the message around it: a
+// password "p" does not turn "dial tcp" into "dial tcxxxxx". A long one is
+// masked wherever it stands.
+func TestAShortPasswordLeavesTheWordsAroundIt(t *testing.T) {
+	for _, tc := range []struct{ raw, msg, want string }{
+		{"postgres://ingest:p@db.example/ingest", `dial tcp 10.0.0.1:5432: password "p" refused (p)`,
+			`dial tcp 10.0.0.1:5432: password "xxxxx" refused (xxxxx)`},
+		{"redis://:ok@redis:6379/0", "token ok: broken pipe; ok", "token xxxxx: broken pipe; xxxxx"},
+		{"postgres://ingest:Zqv1Jxw2Wkt@db.example/ingest", "aZqv1Jxw2Wktb", "axxxxxb"},
+	} {
+		if got := Scrub(tc.msg, tc.raw); got != tc.want {
+			t.Errorf("Scrub(%q, %s) = %q, want %q", tc.msg, Redact(tc.raw), got, tc.want)
+		}
+	}
+}

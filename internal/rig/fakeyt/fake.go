@@ -106,8 +106,11 @@ type Fake struct {
 	shape     chartShape                  // SetChartShape; zero: whole charts, full pages
 	listed    []regions.Region            // ListRegion: regions named beside the catalogue
 	swapped   map[string][2]int           // Swap: two ranks traded in a region's chart
-	titles    map[string]string           // Retitle: new titles, by video id
-	left      map[string]map[string]bool  // Leave: videos out of a region's chart, by region
+	// swapAfter is SwapBetweenPages: two ranks traded in a region's chart
+	// once its first page has been served.
+	swapAfter map[string][2]int
+	titles    map[string]string          // Retitle: new titles, by video id
+	left      map[string]map[string]bool // Leave: videos out of a region's chart, by region
 }
 
 // chartShape cuts the charts the fake serves: at most videos items a

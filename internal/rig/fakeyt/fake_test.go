@@ -598,3 +598,36 @@ func TestCategoriesInTheLanguageAsked(t *testing.T) {
 		}
 	}
 }
+
+// SwapBetweenPages moves the chart once its first page is served: the
+// video at rank 10 is served again at 55 on the second page, and the one
+// that was at 55 on no page.
+func TestSwapBetweenPages(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	ids := func(token string) ([]string, string) {
+		status, b := fx.get(t, "/youtube/v3/videos", chartQuery("US", token))
+		if status != 200 {
+			t.Fatalf("status %d: %s", status, b)
+		}
+		l := decode(t, b)
+		var out []string
+		for _, it := range l.Items {
+			out = append(out, it["id"].(string))
+		}
+		return out, l.NextPageToken
+	}
+	still, token := ids("")
+	rest, _ := ids(token)
+	fx.fake.SwapBetweenPages("US", 10, 55)
+	first, token := ids("")
+	second, _ := ids(token)
+	if first[9] != still[9] || second[4] != still[9] {
+		t.Errorf("rank 55 after the first page: %s, want %s, the first page's rank 10", second[4], still[9])
+	}
+	for _, id := range append(first, second...) {
+		if id == rest[4] {
+			t.Errorf("%s, at rank 55 before the move, was served", id)
+		}
+	}
+}

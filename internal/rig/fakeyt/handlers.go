@@ -373,6 +373,9 @@ func (f *Fake) chart(q url.Values, want map[string]bool) (any, *apiError) {
 	}
 	resp.NextPageToken, resp.PrevPageToken = f.tokens(start, end, n, len(list), "chart", region, category)
 	resp.Etag = etag("chart", region, category, strconv.Itoa(start), strconv.Itoa(n))
+	if start == 0 {
+		f.servedFirstPage(region)
+	}
 	return resp, nil
 }
 

@@ -80,6 +80,32 @@ func (f *Fake) Swap(region string, a, b int) {
 	f.swapped[region] = [2]int{a, b}
 }
 
+// SwapBetweenPages serves region's chart as it is for its next first page,
+// then with the videos at ranks a and b (from 1) in each other's place,
+// as Swap does, for the pages after it: the chart moves while a run reads
+// it. With a on the first page and b on a later one, the video of a is
+// served twice (at a, then at b) and the video of b never.
+func (f *Fake) SwapBetweenPages(region string, a, b int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.swapAfter == nil {
+		f.swapAfter = map[string][2]int{}
+	}
+	f.swapAfter[region] = [2]int{a, b}
+}
+
+// servedFirstPage is called once region's chart has served a first page:
+// a swap SwapBetweenPages holds for it is made from then on.
+func (f *Fake) servedFirstPage(region string) {
+	f.mu.Lock()
+	s, ok := f.swapAfter[region]
+	delete(f.swapAfter, region)
+	f.mu.Unlock()
+	if ok {
+		f.Swap(region, s[0], s[1])
+	}
+}
+
 // traded is list with Swap's ranks traded, when both are in it.
 func (f *Fake) traded(region string, list []*video) []*video {
 	f.mu.Lock()

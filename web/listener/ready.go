@@ -1,7 +1,8 @@
-package web
+package listener
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"time"
@@ -44,7 +45,7 @@ func Readyz(checks ...Check) http.Handler {
 		if st.Status != "ready" {
 			code = http.StatusServiceUnavailable
 		}
-		replyJSON(w, code, st)
+		reply(w, code, st)
 	})
 }
 
@@ -59,6 +60,23 @@ func Ready(ctx context.Context, checks ...Check) ReadyState {
 		st.Checks = append(st.Checks, cs)
 	}
 	return st
+}
+
+// reply writes st as the site's JSON answers are written: indented, and
+// marked no-cache when it is 200 (the mark the site's transport reads as
+// an answer that may be kept and revalidated) or no-store when it is not,
+// so that no cache keeps a probe's failure.
+func reply(w http.ResponseWriter, code int, st ReadyState) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	cc := "no-store"
+	if code == http.StatusOK {
+		cc = "no-cache"
+	}
+	w.Header().Set("Cache-Control", cc)
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(st) // the status is sent: a failure here is the client gone
 }
 
 // undecider is a limiter that can say it cannot tell a new Redis from a

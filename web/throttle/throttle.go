@@ -1,4 +1,4 @@
-package web
+package throttle
 
 import (
 	"net/http"
@@ -78,7 +78,7 @@ func later(a, b time.Time) time.Time {
 	return b
 }
 
-// throttle slows the guessing of the access token: it counts the failed
+// Throttle slows the guessing of the access token: it counts the failed
 // attempts by client address, and while an address is over its limit its
 // attempts wait without the token being compared at all, so a right
 // guess is no more use than a wrong one until the wait is over.
@@ -86,12 +86,12 @@ func later(a, b time.Time) time.Time {
 // Only the address that guessed waits: the right token from any other
 // one, a fresh one, or any after a restart, is always compared. A guess
 // spread over many addresses is not slowed as a whole: it meets a token
-// of at least MinTokenBits, beyond reach at any rate a server answers.
+// of at least signin.MinTokenBits, beyond reach at any rate a server answers.
 //
 // Its memory is bounded: at most limits.clients addresses, and a new one
 // only by a failure that was compared; an address that waits is the last
 // to be dropped for room.
-type throttle struct {
+type Throttle struct {
 	mu      sync.Mutex
 	clock   ingest.Clock
 	l       limits
@@ -99,43 +99,47 @@ type throttle struct {
 	clients map[string]*strikes
 }
 
-func newThrottle(clock ingest.Clock, l limits) *throttle {
-	return &throttle{clock: clock, l: l, all: newStrikes(l.global), clients: map[string]*strikes{}}
+// New is a throttle of the access token's guesses on clock, at the
+// limits the docs promise.
+func New(clock ingest.Clock) *Throttle { return newThrottle(clock, defaultLimits) }
+
+func newThrottle(clock ingest.Clock, l limits) *Throttle {
+	return &Throttle{clock: clock, l: l, all: newStrikes(l.global), clients: map[string]*strikes{}}
 }
 
-// verdict is what became of one attempt.
-type verdict struct {
-	ok bool
-	// wait > 0: the token was not compared; try again after wait.
-	wait time.Duration
-	// say and sayAll, when not nil, are what the log should say now of
+// Verdict is what became of one attempt.
+type Verdict struct {
+	OK bool
+	// Wait > 0: the token was not compared; try again after Wait.
+	Wait time.Duration
+	// Say and SayAll, when not nil, are what the log should say now of
 	// the address and of every address together (each at most once a
 	// window).
-	say, sayAll *tally
+	Say, SayAll *Tally
 }
 
-// tally sums up an address's refused attempts since its last log line.
-type tally struct {
-	key                 string // "" for every address together
-	rejected, throttled int
-	wait                time.Duration
+// Tally sums up an address's refused attempts since its last log line.
+type Tally struct {
+	Key                 string // "" for every address together
+	Rejected, Throttled int
+	Wait                time.Duration
 }
 
-// try runs check, the comparison of a token tried from the address key,
+// Try runs check, the comparison of a token tried from the address key,
 // unless that address must wait; a failed check counts against it (a
 // right one forgives nothing: the next wait still doubles).
-func (t *throttle) try(key string, check func() bool) verdict {
+func (t *Throttle) Try(key string, check func() bool) Verdict {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now := t.clock.Now()
 	k := t.clients[key]
 	if v, waiting := t.waiting(k, now); waiting {
 		k.throttled++
-		v.say = t.speak(k, key, now)
+		v.Say = t.speak(k, key, now)
 		return v
 	}
 	if check() {
-		return verdict{ok: true}
+		return Verdict{OK: true}
 	}
 	if k == nil {
 		k = t.add(key, now)
@@ -145,24 +149,24 @@ func (t *throttle) try(key string, check func() bool) verdict {
 	before := t.all.until
 	t.all.fail(now, t.l)
 	t.all.rejected++
-	v := verdict{say: t.speak(k, key, now)}
+	v := Verdict{Say: t.speak(k, key, now)}
 	if t.all.until.After(before) {
-		v.sayAll = t.speak(t.all, "", now)
+		v.SayAll = t.speak(t.all, "", now)
 	}
 	return v
 }
 
 // waiting is the wait of an address (k its record, nil when it has none).
-func (t *throttle) waiting(k *strikes, now time.Time) (verdict, bool) {
-	var v verdict
+func (t *Throttle) waiting(k *strikes, now time.Time) (Verdict, bool) {
+	var v Verdict
 	if k != nil && now.Before(k.until) {
-		v.wait = k.until.Sub(now)
+		v.Wait = k.until.Sub(now)
 	}
-	return v, v.wait > 0
+	return v, v.Wait > 0
 }
 
-// peek is the wait an attempt from key would meet now, without one.
-func (t *throttle) peek(key string) verdict {
+// Peek is the wait an attempt from key would meet now, without one.
+func (t *Throttle) Peek(key string) Verdict {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now := t.clock.Now()
@@ -172,11 +176,11 @@ func (t *throttle) peek(key string) verdict {
 
 // speak returns what the log should say of k now, once a window at most,
 // and starts a new sum.
-func (t *throttle) speak(k *strikes, key string, now time.Time) *tally {
+func (t *Throttle) speak(k *strikes, key string, now time.Time) *Tally {
 	if !k.logged.IsZero() && now.Sub(k.logged) < t.l.window {
 		return nil
 	}
-	r := &tally{key: key, rejected: k.rejected, throttled: k.throttled, wait: max(k.until.Sub(now), 0)}
+	r := &Tally{Key: key, Rejected: k.rejected, Throttled: k.throttled, Wait: max(k.until.Sub(now), 0)}
 	k.logged, k.rejected, k.throttled = now, 0, 0
 	return r
 }
@@ -184,7 +188,7 @@ func (t *throttle) speak(k *strikes, key string, now time.Time) *tally {
 // add makes the record of key, dropping another when the table is full:
 // the one idle longest among those that do not wait, else the one whose
 // wait ends first.
-func (t *throttle) add(key string, now time.Time) *strikes {
+func (t *Throttle) add(key string, now time.Time) *strikes {
 	if len(t.clients) >= t.l.clients {
 		var victim string
 		var best *strikes
@@ -213,10 +217,10 @@ func evictBefore(a, b *strikes, now time.Time) bool {
 	return a.last().Before(b.last())
 }
 
-// clientKey is what an address is counted under: an IPv4 address itself,
+// ClientKey is what an address is counted under: an IPv4 address itself,
 // an IPv6 one by its /64, the block a single host is usually given (so
 // that one host cannot take a fresh count per address).
-func clientKey(addr string) string {
+func ClientKey(addr string) string {
 	a, err := netip.ParseAddr(addr)
 	if err != nil {
 		return addr
@@ -228,7 +232,16 @@ func clientKey(addr string) string {
 	return p.String()
 }
 
-// setRetryAfter writes the wait in whole seconds, rounded up.
-func setRetryAfter(w http.ResponseWriter, wait time.Duration) {
-	w.Header().Set("Retry-After", strconv.FormatInt(ceilSeconds(wait), 10))
+// SetRetryAfter writes the wait in whole seconds, rounded up.
+func SetRetryAfter(w http.ResponseWriter, wait time.Duration) {
+	w.Header().Set("Retry-After", strconv.FormatInt(Seconds(wait), 10))
+}
+
+// Seconds rounds up to whole seconds, at least 1 for any wait: a
+// client told 0 would retry at once and be refused again.
+func Seconds(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	return int64((d + time.Second - 1) / time.Second)
 }

@@ -1,4 +1,4 @@
-package web
+package kept
 
 import (
 	"container/list"
@@ -6,26 +6,26 @@ import (
 )
 
 // What the kept answers may hold, in bytes and in answers: a crawler's
-// unique URLs can fill it, never grow it. Config.Kept changes them.
+// unique URLs can fill it, never grow it. web's Config.Kept changes them.
 const (
-	DefaultKeptBytes   = 24 << 20
-	DefaultKeptAnswers = 2048
+	DefaultBytes   = 24 << 20
+	DefaultAnswers = 2048
 )
 
-// KeptBound is how much the kept answers may hold: Bytes of answers (plain
+// Bound is how much the kept answers may hold: Bytes of answers (plain
 // and gzip, with their keys) and Answers of them; an answer larger than an
 // eighth of Bytes is served but never kept.
-type KeptBound struct {
+type Bound struct {
 	Bytes, Answers int
 }
 
 // orDefault fills a zero field with its default.
-func (b KeptBound) orDefault() KeptBound {
+func (b Bound) orDefault() Bound {
 	if b.Bytes <= 0 {
-		b.Bytes = DefaultKeptBytes
+		b.Bytes = DefaultBytes
 	}
 	if b.Answers <= 0 {
-		b.Answers = DefaultKeptAnswers
+		b.Answers = DefaultAnswers
 	}
 	return b
 }
@@ -36,14 +36,24 @@ func (b KeptBound) orDefault() KeptBound {
 // readers keep asking for.
 const protectedShare = 0.8
 
-// keptSet is the kept answers by key, in two segments (a segmented LRU):
+// Answer is what the set reads of an answer it keeps: its size in bytes
+// (its keys aside), the mark of the data it was built under, and whether
+// it was served since its build and can be built again (only such a one
+// is worth building again when the mark moves).
+type Answer interface {
+	Size() int
+	Mark() string
+	Served() bool
+}
+
+// Set is the kept answers by key, in two segments (a segmented LRU):
 // a new answer is on probation; asked for again, it is protected; the
 // protected that overflow their share go back on probation, and what the
 // bound drops comes from probation first, least recently asked first.
-type keptSet struct {
+type Set[A Answer] struct {
 	mu        sync.Mutex
-	bound     KeptBound
-	byKey     map[string]*list.Element // of *kept
+	bound     Bound
+	byKey     map[string]*list.Element // of *kept[A]
 	probation list.List                // front: most recently asked
 	protected list.List
 	size      int // bytes of both segments
@@ -51,9 +61,9 @@ type keptSet struct {
 }
 
 // kept is one answer in the set.
-type kept struct {
+type kept[A Answer] struct {
 	key       string
-	a         *answer
+	a         A
 	size      int
 	protected bool
 }
@@ -62,20 +72,22 @@ type kept struct {
 // slot, the list element, the answer and its header.
 const keptOverhead = 512
 
-func newKeptSet(b KeptBound) *keptSet {
-	return &keptSet{bound: b.orDefault(), byKey: map[string]*list.Element{}}
+// NewSet is an empty set within b; a zero field of b is its default.
+func NewSet[A Answer](b Bound) *Set[A] {
+	return &Set[A]{bound: b.orDefault(), byKey: map[string]*list.Element{}}
 }
 
-// get is key's answer, nil when none is kept; being asked for moves it up
-// (on probation, into the protected segment).
-func (s *keptSet) get(key string) *answer {
+// Get is key's answer, the zero A (nil) when none is kept; being asked
+// for moves it up (on probation, into the protected segment).
+func (s *Set[A]) Get(key string) A {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := s.byKey[key]
 	if !ok {
-		return nil
+		var none A
+		return none
 	}
-	k := e.Value.(*kept)
+	k := e.Value.(*kept[A])
 	if k.protected {
 		s.protected.MoveToFront(e)
 		return k.a
@@ -88,19 +100,19 @@ func (s *keptSet) get(key string) *answer {
 	return k.a
 }
 
-// put keeps a as key's answer, in place of the one before (keeping its
+// Put keeps a as key's answer, in place of the one before (keeping its
 // segment), and drops what the bound no longer holds.
-func (s *keptSet) put(key string, a *answer) {
-	n := len(a.body) + len(a.gz) + len(key) + keptOverhead
+func (s *Set[A]) Put(key string, a A) {
+	n := a.Size() + len(key) + keptOverhead
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, was := s.byKey[key]
-	protected := was && e.Value.(*kept).protected
+	protected := was && e.Value.(*kept[A]).protected
 	s.remove(key)
 	if n > s.bound.Bytes/8 {
 		return
 	}
-	k := &kept{key: key, a: a, size: n, protected: protected}
+	k := &kept[A]{key: key, a: a, size: n, protected: protected}
 	s.size += n
 	if protected { // a page readers keep asking for, built again
 		s.byKey[key] = s.protected.PushFront(k)
@@ -112,20 +124,20 @@ func (s *keptSet) put(key string, a *answer) {
 	s.trim()
 }
 
-// drop forgets key's answer, when there is one.
-func (s *keptSet) drop(key string) {
+// Drop forgets key's answer, when there is one.
+func (s *Set[A]) Drop(key string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.remove(key)
 }
 
 // remove drops key's answer, when there is one.
-func (s *keptSet) remove(key string) {
+func (s *Set[A]) remove(key string) {
 	e, ok := s.byKey[key]
 	if !ok {
 		return
 	}
-	k := e.Value.(*kept)
+	k := e.Value.(*kept[A])
 	if k.protected {
 		s.protected.Remove(e)
 		s.protSize -= k.size
@@ -138,11 +150,11 @@ func (s *keptSet) remove(key string) {
 
 // demote moves the least recently asked protected answers back on
 // probation while the protected segment is over its share.
-func (s *keptSet) demote() {
+func (s *Set[A]) demote() {
 	for s.protected.Len() > 1 && (float64(s.protSize) > protectedShare*float64(s.bound.Bytes) ||
 		float64(s.protected.Len()) > protectedShare*float64(s.bound.Answers)) {
 		e := s.protected.Back()
-		k := e.Value.(*kept)
+		k := e.Value.(*kept[A])
 		s.protected.Remove(e)
 		s.protSize -= k.size
 		k.protected = false
@@ -153,7 +165,7 @@ func (s *keptSet) demote() {
 
 // trim drops answers, probation's least recently asked first, until the
 // set is within its bound.
-func (s *keptSet) trim() {
+func (s *Set[A]) trim() {
 	for s.size > s.bound.Bytes || len(s.byKey) > s.bound.Answers {
 		e := s.probation.Back()
 		if e == nil {
@@ -162,36 +174,36 @@ func (s *keptSet) trim() {
 		if e == nil {
 			return
 		}
-		s.remove(e.Value.(*kept).key)
+		s.remove(e.Value.(*kept[A]).key)
 	}
 }
 
-// held is how many answers and bytes the set holds now.
-func (s *keptSet) held() (answers, bytes int) {
+// Held is how many answers and bytes the set holds now.
+func (s *Set[A]) Held() (answers, bytes int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.byKey), s.size
 }
 
-// keyed is a kept answer with its key.
-type keyed struct {
-	key string
-	a   *answer
+// Keyed is a kept answer with its key.
+type Keyed[A Answer] struct {
+	Key    string
+	Answer A
 }
 
 // staleOnce is how many answers asked for once the watcher builds again
 // at a change of the mark, most recently asked first.
 const staleOnce = 16
 
-// anyAsked reports whether any answer was served since its build and can
+// AnyServed reports whether any answer was served since its build and can
 // be built again: one stale would return under a mark it was not built
 // under.
-func (s *keptSet) anyAsked() bool {
+func (s *Set[A]) AnyServed() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, l := range []*list.List{&s.protected, &s.probation} {
 		for e := l.Front(); e != nil; e = e.Next() {
-			if k := e.Value.(*kept); k.a.asked.Load() && k.a.req != nil {
+			if k := e.Value.(*kept[A]); k.a.Served() {
 				return true
 			}
 		}
@@ -199,25 +211,25 @@ func (s *keptSet) anyAsked() bool {
 	return false
 }
 
-// stale are the answers built under another mark than mark that were
+// Stale are the answers built under another mark than mark that were
 // served since their build, most recently asked first: what the watcher
 // builds again. Every protected one (asked for twice or more), and of
 // those asked for once only the staleOnce latest: a flood of URLs asked
 // for once each (unique searches) never sets the watcher to rebuild them
 // all; such a page is built again when a reader asks for it again.
-func (s *keptSet) stale(mark string) []keyed {
+func (s *Set[A]) Stale(mark string) []Keyed[A] {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []keyed
+	var out []Keyed[A]
 	for _, seg := range []struct {
 		l   *list.List
 		max int
 	}{{&s.protected, s.protected.Len()}, {&s.probation, staleOnce}} {
 		n := 0
 		for e := seg.l.Front(); e != nil && n < seg.max; e = e.Next() {
-			k := e.Value.(*kept)
-			if k.a.mark != mark && k.a.asked.Load() && k.a.req != nil {
-				out = append(out, keyed{k.key, k.a})
+			k := e.Value.(*kept[A])
+			if k.a.Mark() != mark && k.a.Served() {
+				out = append(out, Keyed[A]{k.key, k.a})
 				n++
 			}
 		}
