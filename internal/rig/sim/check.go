@@ -39,6 +39,7 @@ func Check(h *History) []string {
 	out = append(out, checkTerms(h)...)
 	out = append(out, checkJoins(h)...)
 	out = append(out, checkFulls(h)...)
+	out = append(out, checkTrackingStored(h)...)
 	return out
 }
 
