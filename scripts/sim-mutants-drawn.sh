@@ -123,7 +123,7 @@ while IFS=$'\t' read -r id at op line; do
   caught) built=$((built + 1)) caught=$((caught + 1)) ;;
   survived) built=$((built + 1)) ;;
   esac
-  echo "| $id | \`$at\` | $op | \`$(cut -c1-80 <<<"$line")\` | $verdict | $runs | $finding |"
+  echo "| $id | \`$at\` | $op | \`$(cut -c1-80 <<<"$line" | sed 's/|/\\|/g')\` | $verdict | $runs | $finding |"
 done <"$scratch/table"
 echo
 echo "seed $seed: $caught caught of $built drawn that compiled ($((drawn - built)) of $drawn did not), in $(($(date +%s) - t0)) s, load $(cut -d' ' -f1-3 /proc/loadavg)"
