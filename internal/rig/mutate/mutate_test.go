@@ -50,6 +50,8 @@ func local(p pool, t time.Time) time.Time { return t.In(p.loc) }
 func window(a, b time.Time) time.Duration { return b.Sub(a) }
 
 func late(a, b time.Time) time.Duration { return window(a, b) }
+
+func first(a, b int) bool { return a < b }
 `
 
 // sites is the fixture's sites, type-checked.
@@ -74,6 +76,7 @@ func TestEachOperatorMakesItsChange(t *testing.T) {
 	want := []struct{ op, line string }{
 		{opBoundary, "return p.units >= limit"},
 		{opBoundary, "if n == 1 {"},
+		{opBoundary, "return a <= b }"},
 		{opNegate, "if !(n == 0) {"},
 		{opDrop, "- return errors.New(\"nothing\")"},
 		{opDrop, "- p.units += n"},
