@@ -119,8 +119,9 @@ sim: ## the whole daemon on virtual time from a seed drawn from the kernel (SEED
 sim-sweep: ## the simulation over SEEDS (default 20) seeds drawn from the kernel, DAYS (default 2) days each, every shape make test runs (ALL=1 adds the four at every region), a core each: a table of seed, shape, verdict, first failure and the line that replays it
 	@scripts/sim-sweep.sh
 
-sim-mutants: ## each of the product's past bugs applied alone in a scratch copy, MUTANT_JOBS (default 2) at a time, the simulation's shapes on their kept seeds (SIM_MUTANT_SEEDS to change) for 2 days: the checker must catch every one; a table of which check caught it and on how many seeds
+sim-mutants: ## each of the product's past bugs applied alone in a scratch copy, MUTANT_JOBS (default 2) at a time, the simulation's shapes on their kept seeds (SIM_MUTANT_SEEDS to change) for 2 days: the checker must catch every one; a table of which check caught it and on how many seeds; then MUTANTS (default 25) mutants drawn from operators over the statements the simulation runs, from a seed it prints (SEED=N replays): a table and the score, caught of drawn
 	@scripts/sim-mutants.sh
+	@scripts/sim-mutants-drawn.sh
 
 demo: build ## run the main job against the fake upstream, a search, a report, the API; print the dashboard URL
 	@scripts/demo.sh

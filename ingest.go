@@ -58,6 +58,7 @@
 //	internal/rig/npmtest/      a package from npm for the tests that drive JavaScript
 //	internal/rig/partition/    real daemons on network namespaces under a nemesis (make partition)
 //	internal/rig/sim/          the whole daemon on virtual time under a nemesis (make sim)
+//	internal/rig/mutate/       the mutants make sim-mutants draws from operators, over what the simulation runs
 //	scripts/                   make's helper scripts; testcounts.go counts the suite's checks
 //
 // Data travels one way: schedule -> job -> limiter -> upstream -> store.

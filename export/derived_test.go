@@ -24,10 +24,10 @@ func derivedRows() ([]store.ExportRow, [][5]string) {
 	}
 	night := time.Date(2026, 11, 21, 2, 0, 0, 0, time.UTC)
 	rows := []store.ExportRow{
-		{StoredVideo: video("us-night"), TrendingAt: night, Region: "US", Chart: "", CategoryTitle: "Music", CategoryTitleLocal: "Music", Rank: 1, RunID: 1},
-		{StoredVideo: video("jp-morning"), TrendingAt: night.Add(18 * time.Hour), Region: "JP", Chart: "20", CategoryTitle: "Music", CategoryTitleLocal: "音楽", Rank: 1, RunID: 2},
+		{StoredVideo: video("us-night"), TrendingAt: night, FetchedAt: night, Region: "US", Chart: "", CategoryTitle: "Music", CategoryTitleLocal: "Music", Rank: 1, RunID: 1},
+		{StoredVideo: video("jp-morning"), TrendingAt: night.Add(18 * time.Hour), FetchedAt: night.Add(18 * time.Hour), Region: "JP", Chart: "20", CategoryTitle: "Music", CategoryTitleLocal: "音楽", Rank: 1, RunID: 2},
 		{StoredVideo: video("us-day"), TrendingAt: night.Add(-2 * time.Hour), RunAt: night, Region: "US", Chart: "10", CategoryTitle: "Music", Rank: 1, RunID: 1, Daily: true},
-		{StoredVideo: video("-dash_id"), TrendingAt: night, Region: "GB", Chart: "99", Rank: 2, RunID: 3},
+		{StoredVideo: video("-dash_id"), TrendingAt: night, FetchedAt: night, Region: "GB", Chart: "99", Rank: 2, RunID: 3},
 	}
 	want := [][5]string{
 		{"Music", "https://www.youtube.com/watch?v=us-night", "all", "2026-11-20", "Music"},

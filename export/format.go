@@ -117,10 +117,16 @@ type RunPages struct {
 	RanksLost int64 `json:"ranks_lost" parquet:"ranks_lost"`
 }
 
-// utcDayOf is r's UTCDay: its run's start's UTC day, or the day a day's
-// row sums up.
+// utcDayOf is r's UTCDay: the UTC day its entry was fetched, the day
+// days_on_chart counts (a run that crosses 00:00 UTC puts its later pages
+// on the next day, as the chart's figures do), or the day a day's row sums
+// up.
 func utcDayOf(r *store.ExportRow) UTCDay {
-	day := r.TrendingAt.UTC().Truncate(24 * time.Hour)
+	at := r.FetchedAt
+	if r.Daily {
+		at = r.TrendingAt
+	}
+	day := at.UTC().Truncate(24 * time.Hour)
 	return UTCDay{TrendingDayUTC: day.Format(time.DateOnly), TrendingDayUTCDate: day}
 }
 

@@ -30,10 +30,10 @@ func rows() []store.ExportRow {
 		Description: "line\nbreak", Tags: []string{"x", "y z"}, ChannelID: "UC1", ChannelTitle: "Chan",
 		CategoryID: "10", PublishedAt: at.Add(-time.Hour + 500*time.Millisecond), Thumbnail: "https://i/1.jpg",
 		AudioLanguage: "en", Language: "en-GB"}},
-		TrendingAt: at, Views: ptr(1234), Likes: ptr(5), Comments: ptr(0), Region: "GB", Chart: "10", Rank: 1, RunID: 7,
+		TrendingAt: at, FetchedAt: at, Views: ptr(1234), Likes: ptr(5), Comments: ptr(0), Region: "GB", Chart: "10", Rank: 1, RunID: 7,
 		CategoryTitle: "Music", RunStatus: ingest.StatusCompleted, Complete: true}
 	hidden := store.ExportRow{StoredVideo: store.StoredVideo{Video: ingest.Video{ID: "b2", Title: "Two"}},
-		TrendingAt: at, Views: ptr(9), Region: "GB", Rank: 2, RunID: 7, RunStatus: ingest.StatusStopped, RanksLost: 3}
+		TrendingAt: at, FetchedAt: at, Views: ptr(9), Region: "GB", Rank: 2, RunID: 7, RunStatus: ingest.StatusStopped, RanksLost: 3}
 	return []store.ExportRow{full, hidden}
 }
 

@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -79,6 +81,11 @@ func withDecode(ctx context.Context, into any) (context.Context, *decoding) {
 // transport decoded.
 const emptyAnswer = "{}"
 
+// answerBufs hold an answer's bytes while it is decoded: every call's
+// answer is about the size of the last, and json.Unmarshal copies what it
+// keeps, so a buffer serves the next call rather than become garbage.
+var answerBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
 func (t *keyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	r := req.Clone(req.Context())
 	q := r.URL.Query()
@@ -92,12 +99,15 @@ func (t *keyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		t.onDate(req.Context(), d)
 	}
 	if d, ok := req.Context().Value(decodeKey{}).(*decoding); ok && res.StatusCode/100 == 2 {
-		b, err := io.ReadAll(io.LimitReader(res.Body, maxBody))
+		buf := answerBufs.Get().(*bytes.Buffer)
+		defer answerBufs.Put(buf)
+		buf.Reset()
+		_, err := buf.ReadFrom(io.LimitReader(res.Body, maxBody))
 		res.Body.Close()
 		if err != nil {
 			return nil, redactErr(err, t.key)
 		}
-		d.err = json.Unmarshal(b, d.into)
+		d.err = json.Unmarshal(buf.Bytes(), d.into)
 		res.Body, res.ContentLength = io.NopCloser(strings.NewReader(emptyAnswer)), int64(len(emptyAnswer))
 	}
 	return res, nil

@@ -64,6 +64,9 @@ awk '/^BenchmarkChartPage\// { side = ($1 ~ /fields/) ? "f" : "w"
 ' "$out/fields.txt"
 
 echo
+scripts/bench-day.sh
+
+echo
 echo "== store: search over ${INGEST_BENCH_VIDEOS:-200000} generated videos, schema 1 index (before) vs normalized (after), same corpus and queries =="
 go test -run '^$' -bench 'BenchmarkSearch' -benchtime 400x -timeout 30m ./store/ | tee "$out/search.txt" | grep '^Benchmark'
 awk '
@@ -109,6 +112,13 @@ go test -run '^$' -bench BenchmarkWorldwideWhileRunsLand -benchtime 20s -timeout
   /^BenchmarkWorldwideWhileRunsLand/ { for (i = 1; i < NF; i++) v[$(i+1)] = $i }
   END { if ("worldwide/chart-p50" in v) printf "p50: /worldwide %.3f ms, /charts/US %.3f ms: %.2fx (goal <= 2x) %s; %d runs landed, %d builds beside the requests, %d requests waited for a first build\n",
     v["worldwide-p50-ms"], v["chart-p50-ms"], v["worldwide/chart-p50"], (v["worldwide/chart-p50"] <= 2 ? "met" : "MISSED"), v["runs-landed"], v["built-beside"], v["waited"] }'
+echo
+echo "== web: a landing's builds without a cache in front, the watcher building ahead of the readers vs each page built when asked (readers ask for each of ten pages with even odds after each landing) =="
+go test -run '^$' -bench BenchmarkLandingsWithoutACache -benchtime 300x -benchmem ./web/ | tee "$out/ahead.txt" | grep '^Benchmark'
+awk '/^BenchmarkLandingsWithoutACache\// { side = ($1 ~ /ahead/) ? "ahead" : "asked"
+    for (i = 1; i < NF; i++) { if ($(i+1) == "builds/landing") b[side] = $i; if ($(i+1) == "cpu-ms/landing") c[side] = $i; if ($(i+1) == "B/op") a[side] = $i } }
+  END { if (b["ahead"] && b["asked"]) printf "asked/ahead: builds a landing %.2f (%.1f vs %.1f), CPU %.2f, allocated bytes %.2f\n", b["asked"]/b["ahead"], b["asked"], b["ahead"], c["asked"]/c["ahead"], a["asked"]/a["ahead"] }
+' "$out/ahead.txt"
 echo
 echo "== stores: SQLite beside PostgreSQL (a real server, fsync on), the same work; ${INGEST_BENCH_STORE_VIDEOS:-200000} videos searched =="
 INGEST_PGTEST_DURABLE=1 go test -run '^$' -bench BenchmarkStores -benchtime 200x -timeout 60m ./store/ | tee "$out/stores.txt" | grep '^Benchmark'

@@ -24,6 +24,7 @@ cd "$(dirname "$0")/.."
 jobs=${MUTANT_JOBS:-2}
 days=${SIM_MUTANT_DAYS:-2}
 scratch=$(mktemp -d)
+. scripts/sim-lib.sh
 trap 'rm -rf "$scratch"' EXIT
 
 mutants=(
@@ -79,29 +80,6 @@ seedsOf() {
     awk -v t="$1" '$1 == t { print $2 }' internal/rig/sim/testdata/seeds.txt
   fi
 }
-
-# copy DIR: a scratch copy of the tracked tree (no .git).
-copy() {
-  mkdir -p "$1"
-  git ls-files -z | xargs -0 cp --parents -t "$1"
-}
-
-# simulate BIN SHAPE SEED OUT: runs SHAPE of BIN on SEED; prints the
-# checker's first finding (or the test's own failure), nothing when green.
-simulate() {
-  local bin=$1 shape=$2 seed=$3 out=$4
-  if (cd "$(dirname "$bin")/internal/rig/sim" && INGEST_SIM_SEED=$seed INGEST_SIM_DAYS=$days INGEST_SIM_ALL_DAYS=$days \
-    "$bin" -test.run "^$shape\$" -test.timeout 30m >"$out" 2>&1); then
-    return 0
-  fi
-  local first
-  first=$(grep -E "seed $seed: |panic:|FAIL" "$out" | sed -E 's/^ *//' | grep -vE "upstream calls, |^(--- )?FAIL|replays it" | head -1 |
-    sed -E 's/^[a-z_]+\.go:[0-9]+: //; s/^seed [0-9]+: //' || true)
-  echo "${first:-red (see its output)}"
-}
-
-# short TEXT: a finding cut to a table's column.
-short() { cut -c1-90 <<<"$1"; }
 
 # judge DIR I NAME FILE SHAPES SCRIPT: applies mutant I in DIR, builds the
 # simulation, runs its shapes on their seeds and writes

@@ -42,6 +42,9 @@ type ExportRow struct {
 	// RunAt is when the row's run (RunID) started, to the second: with
 	// PerDay too, where it dates the row in the region's own calendar.
 	RunAt time.Time
+	// FetchedAt is when the row's entry was fetched (its page's time): the
+	// UTC day days_on_chart counts a video on a chart by.
+	FetchedAt time.Time
 	// Views, Likes and Comments are the run's counts (the video's latest
 	// are ViewCount and the others); nil: hidden.
 	Views, Likes, Comments *int64
@@ -149,7 +152,7 @@ func (db *DB) ExportCount(ctx context.Context, f ExportFilter) (int64, error) {
 // rows stream out in constant memory (only one run's entries are sorted).
 var sqliteExportText = `
 SELECT ` + videoColumns + `, r.started_ms / 1000 * 1000, e.view_count, e.like_count, e.comment_count,
-  r.region, r.category, e.rank, r.id, r.status, r.started_ms / 1000 * 1000
+  r.region, r.category, e.rank, r.id, r.status, r.started_ms / 1000 * 1000, e.fetched_ms
 FROM runs AS r
 JOIN trending_entries AS e ON e.run_id = r.id
 JOIN videos AS v ON v.vid = e.vid
@@ -168,8 +171,8 @@ ORDER BY r.kind, r.started_ms, r.id, e.rank`
 // entry read.
 var sqliteExportDayText = `
 SELECT ` + videoColumns + `, ?, d.view_count, d.like_count, d.comment_count,
-  d.region, d.category, d.rank, d.run_id, d.status, d.started_ms / 1000 * 1000
-FROM (SELECT r.region, r.category, e.vid, e.view_count, e.like_count, e.comment_count, e.rank, r.status, r.started_ms, max(r.id) AS run_id
+  d.region, d.category, d.rank, d.run_id, d.status, d.started_ms / 1000 * 1000, d.fetched_ms
+FROM (SELECT r.region, r.category, e.vid, e.view_count, e.like_count, e.comment_count, e.rank, r.status, r.started_ms, e.fetched_ms, max(r.id) AS run_id
   FROM runs AS r INDEXED BY runs_started
   JOIN trending_entries AS e ON e.run_id = r.id
   WHERE %s
@@ -186,9 +189,9 @@ ORDER BY d.region, d.category, d.rank, v.id`
 // it out, as it must for the planner to see the rows arrive sorted.
 var pgExportText = `
 SELECT ` + videoColumns + `, d.started_ms / 1000 * 1000, d.view_count, d.like_count, d.comment_count,
-  d.region, d.category, d.rank, d.id, d.status, d.started_ms / 1000 * 1000
+  d.region, d.category, d.rank, d.id, d.status, d.started_ms / 1000 * 1000, d.fetched_ms
 FROM (
-  SELECT r.started_ms, r.id, r.region, r.category, e.rank, e.vid, e.view_count, e.like_count, e.comment_count, r.status
+  SELECT r.started_ms, r.id, r.region, r.category, e.rank, e.vid, e.view_count, e.like_count, e.comment_count, r.status, e.fetched_ms
   FROM runs AS r
   JOIN trending_entries AS e ON e.run_id = r.id
   WHERE %s
@@ -202,10 +205,10 @@ ORDER BY d.started_ms, d.id, d.rank`
 // Its placeholders stay ?, numbered in order with the filter's.
 var pgExportDayText = `
 SELECT ` + videoColumns + `, ?::bigint, d.view_count, d.like_count, d.comment_count,
-  d.region, d.category, d.rank, d.run_id, d.status, d.started_ms / 1000 * 1000
+  d.region, d.category, d.rank, d.run_id, d.status, d.started_ms / 1000 * 1000, d.fetched_ms
 FROM (
   SELECT DISTINCT ON (r.region, r.category, e.vid) r.region, r.category, e.vid, e.view_count,
-    e.like_count, e.comment_count, e.rank, r.id AS run_id, r.status, r.started_ms
+    e.like_count, e.comment_count, e.rank, r.id AS run_id, r.status, r.started_ms, e.fetched_ms
   FROM runs AS r
   JOIN trending_entries AS e ON e.run_id = r.id
   WHERE %s
@@ -365,13 +368,13 @@ func (db *DB) exportRows(ctx context.Context, q string, args []any, fn func(Expo
 type exportScanner struct {
 	video                  *videoScanner
 	row                    ExportRow // the run's columns; the video is the scanner's
-	at, runAt              int64
+	at, runAt, fetched     int64
 	views, likes, comments sql.NullInt64
 }
 
 func newExportScanner() *exportScanner {
 	s := &exportScanner{}
-	s.video = newVideoScanner(&s.at, &s.views, &s.likes, &s.comments, &s.row.Region, &s.row.Chart, &s.row.Rank, &s.row.RunID, &s.row.RunStatus, &s.runAt)
+	s.video = newVideoScanner(&s.at, &s.views, &s.likes, &s.comments, &s.row.Region, &s.row.Chart, &s.row.Rank, &s.row.RunID, &s.row.RunStatus, &s.runAt, &s.fetched)
 	return s
 }
 
@@ -382,7 +385,7 @@ func (s *exportScanner) scan(rows *sql.Rows) (ExportRow, error) {
 	}
 	r := s.row
 	r.StoredVideo = v
-	r.TrendingAt, r.RunAt = time.UnixMilli(s.at).UTC(), time.UnixMilli(s.runAt).UTC()
+	r.TrendingAt, r.RunAt, r.FetchedAt = time.UnixMilli(s.at).UTC(), time.UnixMilli(s.runAt).UTC(), time.UnixMilli(s.fetched).UTC()
 	r.Views, r.Likes, r.Comments = ptrs(s.views, s.likes, s.comments)
 	r.Complete = r.RunStatus == ingest.StatusCompleted
 	return r, nil

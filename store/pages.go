@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -250,14 +251,19 @@ func (db *DB) savePage(ctx context.Context, tx *sql.Tx, runID int64, page ingest
 // its rank; withDoc readies the rows for PostgreSQL (pgText, SearchDoc).
 func pageJSON(page ingest.Page, withDoc bool) (string, error) {
 	first := (max(page.Number, 1) - 1) * PageSize
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
+	// A Builder hands its bytes on without a copy, grown once to about the
+	// page's size; each value is encoded into one scratch buffer reused.
+	var b strings.Builder
+	b.Grow(pageJSONSize(page.Videos))
+	var scratch bytes.Buffer
+	enc := json.NewEncoder(&scratch)
 	enc.SetEscapeHTML(false) // the text is indexed as it is
 	value := func(x any) error {
+		scratch.Reset()
 		if err := enc.Encode(x); err != nil {
 			return err
 		}
-		b.Truncate(b.Len() - 1) // Encode's newline
+		b.Write(scratch.Bytes()[:scratch.Len()-1]) // without Encode's newline
 		return nil
 	}
 	b.WriteByte('[')
@@ -283,7 +289,8 @@ func pageJSON(page ingest.Page, withDoc bool) (string, error) {
 				return "", err
 			}
 		}
-		fmt.Fprintf(&b, `,"rank":%d`, first+i+1)
+		b.WriteString(`,"rank":`)
+		b.WriteString(strconv.Itoa(first + i + 1))
 		if withDoc {
 			b.WriteString(`,"doc":`)
 			if err := value(SearchDoc(v)); err != nil {
@@ -294,6 +301,21 @@ func pageJSON(page ingest.Page, withDoc bool) (string, error) {
 	}
 	b.WriteByte(']')
 	return b.String(), nil
+}
+
+// pageJSONSize is about the bytes of videos' page JSON: their text, and room
+// for the names and the numbers.
+func pageJSONSize(videos []ingest.Video) int {
+	n := 2
+	for i := range videos {
+		v := &videos[i]
+		n += 400 + len(v.ID) + len(v.Title) + len(v.Description) + len(v.ChannelID) + len(v.ChannelTitle) +
+			len(v.Thumbnail) + len(v.Duration)
+		for _, t := range v.Tags {
+			n += len(t) + 8
+		}
+	}
+	return n
 }
 
 // pageValue is field f of v as the page's JSON carries it: text, a count

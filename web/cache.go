@@ -25,15 +25,20 @@ import (
 // form, and served from memory; a conditional request is answered from
 // what is kept, without building anything.
 //
-// A landed run replaces the pages it changes before readers are answered
-// from them: a watcher beside the requests reads the mark every
-// markEvery and, when it moved, builds again each kept page readers asked
-// for since its last build, one at a time; a reader who finds the mark
+// Without caches in front, a landed run replaces the pages it changes
+// before readers are answered from them: a watcher beside the requests
+// reads the mark every markEvery and, when it moved, builds again each
+// kept page readers asked for since its last build, one at a time (a
+// reader who asks between two landings finds the page built); a reader who finds the mark
 // moved before the watcher did, or a page it has not reached yet, waits
 // for that page's one build, up to freshWait, rather than be answered
 // from the copy before. Only past freshWait (the store slow), or when the
 // build failed (tried again after rebuildEvery), is the copy before
 // served: never a 503 for a page kept (docs/reference/api/dashboard.md).
+// With caches in front (Config.Purge), their copies answer the readers:
+// no watcher builds ahead, a page is built when a cache asks for it after
+// the landing's purge, and a kept page the landing did not change (by the
+// purge's keys) is kept under the new mark as it is (purge.go).
 //
 // Only a 200 is kept, under a bound in bytes and in answers (package kept): a
 // URL that answers 404, 410 or 400 leaves nothing behind, and URLs asked
@@ -90,6 +95,9 @@ type answers struct {
 	// rebuilt, when set, is called when a build again of a kept page is
 	// over, with the URI's key: the tests await it.
 	rebuilt func(key string)
+	// noWatcher, when set, starts no watcher: the benchmarks run its work
+	// themselves, or leave it out.
+	noWatcher bool
 }
 
 // flight is one build under way: done closes when it is over, a then
@@ -144,6 +152,11 @@ type answer struct {
 
 	req *http.Request // what it was built from, outliving its request
 	h   http.Handler
+	// shared says its route's answers may be a cache's, whose keys (its
+	// Surrogate-Key, what it shows) a landing's purge is made of: a move
+	// of the mark that names none of them leaves it true (keepUnchanged).
+	shared bool
+	keys   []string
 	// asked says it was served since it was built: the watcher builds
 	// again only what readers read.
 	asked atomic.Bool
@@ -334,7 +347,7 @@ func (s *Server) build(w http.ResponseWriter, r *http.Request, k *keptHandler, u
 		return nil
 	}
 	a := newAnswer(b, mark, changed, nil)
-	a.built, a.req, a.h = started, detached(r), h
+	a.built, a.req, a.h, a.shared = started, detached(r), h, k.shared
 	s.answers.set.Put(uri, a)
 	s.answers.land(uri, f, a, nil)
 	return a
@@ -377,14 +390,14 @@ func (s *Server) rebuild(r *http.Request, h http.Handler, uri string, before *an
 		switch {
 		case keepable(b):
 			a = newAnswer(b, mark, changed, before)
-			a.built, a.req, a.h = now, r, h
+			a.built, a.req, a.h, a.shared = now, r, h, before.shared
 			s.answers.set.Put(uri, a)
 		case b.status >= http.StatusInternalServerError:
 			// Not built this time (out of time, the store busy, a
 			// failure): the copy before stays, tried again after
 			// rebuildEvery.
 			again := &answer{mark: before.mark, header: before.header, body: before.body, gz: before.gz, etag: before.etag,
-				modified: before.modified, built: now, failed: true, req: before.req, h: before.h}
+				modified: before.modified, built: now, failed: true, req: before.req, h: before.h, shared: before.shared, keys: before.keys}
 			s.answers.set.Put(uri, again)
 		default:
 			// The page is gone or wrong now (a video deleted, a region
@@ -402,9 +415,15 @@ func (s *Server) rebuild(r *http.Request, h http.Handler, uri string, before *an
 }
 
 // watch starts the watcher unless it runs; now is the house's time.
+// With caches in front (purged), no watcher builds ahead: a page is built
+// when a cache asks for it after the purge, and kept until a landing
+// changes it (keepUnchanged).
 func (s *Server) watch(now time.Time) {
 	s.answers.seen.Store(now.UnixNano())
 	s.answers.asked.Store(true)
+	if s.purged() || s.answers.noWatcher {
+		return
+	}
 	if s.answers.watching.CompareAndSwap(false, true) {
 		go s.watcher()
 	}
@@ -546,10 +565,8 @@ func newAnswer(b *buffered, mark string, changed time.Time, before *answer) *ans
 	body := bytes.Clone(b.buf.Bytes())
 	sum := sha256.Sum256(body)
 	a := &answer{mark: mark, header: b.header, body: body,
-		etag: `W/"` + hex.EncodeToString(sum[:12]) + `"`, modified: changed.Truncate(time.Second)}
-	if content, err := http.ParseTime(b.header.Get("Last-Modified")); err == nil {
-		a.modified = content
-	}
+		etag: `W/"` + hex.EncodeToString(sum[:12]) + `"`, modified: modifiedOf(b.header, changed),
+		keys: strings.Fields(b.header.Get(SurrogateKey))}
 	if before != nil && before.etag == a.etag {
 		a.gz = before.gz
 	}
@@ -561,6 +578,24 @@ func newAnswer(b *buffered, mark string, changed time.Time, before *answer) *ans
 		a.gz = z.Bytes()
 	}
 	return a
+}
+
+// modifiedOf is an answer's Last-Modified (newAnswer): the content's time
+// the handler said in h, else changed, when the data under its mark last
+// changed.
+func modifiedOf(h http.Header, changed time.Time) time.Time {
+	if content, err := http.ParseTime(h.Get("Last-Modified")); err == nil {
+		return content
+	}
+	return changed.Truncate(time.Second)
+}
+
+// under is a as it would be built again under mark, changed at changed,
+// where nothing it shows moved: the same bytes, the mark's Last-Modified
+// as a build would say it.
+func (a *answer) under(mark string, changed time.Time) *answer {
+	return &answer{mark: mark, header: a.header, body: a.body, gz: a.gz, etag: a.etag, modified: modifiedOf(a.header, changed),
+		built: a.built, failed: a.failed, req: a.req, h: a.h, shared: a.shared, keys: a.keys}
 }
 
 // serveAnswer sends a kept answer: http.ServeContent answers a conditional

@@ -92,6 +92,7 @@ func (s *Server) purgeMoved(ctx context.Context, cache int, name string) {
 	}
 	s.knowMark(mark, changed)
 	keys := s.purgeKeys(read, kept, since, found, mark)
+	s.keepUnchanged(kept, mark, changed, keys)
 	if len(keys) > 0 && s.cfg.Purge.Purge(ctx, cache, keys) != nil {
 		return // the purge said why: the mark stays, the next read purges again
 	}
@@ -105,6 +106,32 @@ func (s *Server) purgeMoved(ctx context.Context, cache int, name string) {
 		s.cfg.Logger.Warn("web: keep the mark the cache in front was purged up to: this process keeps it, until it stops", "cache", name, "err", err)
 	}
 	s.purging.keep(cache, err != nil, keptMark{mark, changed})
+}
+
+// purged reports whether caches in front are purged of each landing.
+func (s *Server) purged() bool { return s.cfg.Purge != nil && s.cfg.DB != nil }
+
+// keepUnchanged makes each kept answer built under from whose keys the
+// move to mark, changed at changed, names none of (keys: what the purge
+// tells the caches) the answer under mark as it is, rather than build it
+// again: the caches in front keep their copies of it on the same keys.
+// What the move changed stays under from, to be built when asked. An
+// answer with no keys, or of a route no cache keeps, is never kept past
+// its mark; the whole site's key keeps none.
+func (s *Server) keepUnchanged(from, mark string, changed time.Time, keys []string) {
+	if slices.Contains(keys, siteKey) {
+		return
+	}
+	moved := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		moved[k] = true
+	}
+	s.answers.set.Update(from, func(a *answer) (*answer, bool) {
+		if !a.shared || len(a.keys) == 0 || slices.ContainsFunc(a.keys, func(k string) bool { return moved[k] }) {
+			return nil, false
+		}
+		return a.under(mark, changed), true
+	})
 }
 
 // keptMark is a mark a cache was purged up to, and its time.

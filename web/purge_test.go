@@ -344,3 +344,65 @@ func TestANewChartPurgesTheWholeSite(t *testing.T) {
 		t.Errorf("a chart landing again purges %q, want its own keys, not the site's", got)
 	}
 }
+
+// TestWithACacheAPageIsBuiltWhenAskedAndKeptUntilALandingChangesIt: with a
+// cache in front, no watcher builds pages ahead of the readers; after a
+// landing, a kept page the landing did not change (by the purge's keys) is
+// served under the new mark as it was, without a build, and a page it
+// changed is built when asked, with the landing in it.
+func TestWithACacheAPageIsBuiltWhenAskedAndKeptUntilALandingChangesIt(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
+	db := storetest.Open(t)
+	regionRun(t, db, "US", "", t0, worldVideos(t0, "local", "hit")...)
+	regionRun(t, db, "JP", "", t0.Add(time.Minute), worldVideos(t0, "duo", "jp2")...)
+	purged := make(chan []string, 16)
+	s, err := New(Config{DB: db, Listen: ":8080", Public: true, Meter: anyMeter(),
+		Clock: clock.Func(func() time.Time { return t0.Add(time.Hour) }),
+		Purge: purgeTo(func(keys []string) error { purged <- keys; return nil })})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	await := func(step string) []string {
+		t.Helper()
+		select {
+		case keys := <-purged:
+			return keys
+		case <-time.After(time.Minute): // the fault: no purge at all
+			t.Fatalf("%s: nothing purged", step)
+			return nil
+		}
+	}
+	await("the start")
+	etags := map[string]string{}
+	for _, path := range []string{"/charts/JP", "/charts/US"} {
+		w := askAs(s, path)
+		if w.Code != 200 {
+			t.Fatalf("%s: %d", path, w.Code)
+		}
+		etags[path] = w.Header().Get("ETag")
+	}
+	if s.answers.watching.Load() {
+		t.Error("a watcher builds pages ahead of the readers with a cache in front")
+	}
+	built := s.answers.builds.Load()
+	regionRun(t, db, "US", "", t0.Add(time.Hour), worldVideos(t0, "hit", "new")...)
+	if keys := await("US landed"); slices.Contains(keys, "chart:JP") || !slices.Contains(keys, "chart:US") {
+		t.Fatalf("US landed: purged %q, want chart:US and not chart:JP", keys)
+	}
+	w := askAs(s, "/charts/JP")
+	if w.Code != 200 || w.Header().Get("ETag") != etags["/charts/JP"] {
+		t.Errorf("/charts/JP after US landed: %d, ETag %q; want 200 and the copy before, %q", w.Code, w.Header().Get("ETag"), etags["/charts/JP"])
+	}
+	if n := s.answers.builds.Load() - built; n != 0 {
+		t.Errorf("/charts/JP, which US's landing did not change, was built %d times after it; want kept as it was", n)
+	}
+	w = askAs(s, "/charts/US")
+	if w.Code != 200 || !strings.Contains(w.Body.String(), "Title new") {
+		t.Errorf("/charts/US after US landed: %d; want the landing in it", w.Code)
+	}
+	if n := s.answers.builds.Load() - built; n != 1 {
+		t.Errorf("%d builds after US landed and both charts were asked for; want /charts/US's one", n)
+	}
+}

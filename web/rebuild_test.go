@@ -191,9 +191,15 @@ func TestKeptPageNeverAnswersAFailedRebuild(t *testing.T) {
 	rb := newRebuilding(t, &now, 50*time.Millisecond, func(r *http.Request) {
 		<-r.Context().Done() // the build's deadline passes before it reads
 	})
+	// The first build has no copy to fall back on: on a loaded machine it
+	// may outrun the short bound this test sets for the one it holds, and
+	// answer 503 as it should; the setup asks until one is kept.
 	code, old, _ := rb.get(t, "/charts/US")
+	for try := 1; code != 200 && try < 100; try++ {
+		code, old, _ = rb.get(t, "/charts/US")
+	}
 	if code != 200 {
-		t.Fatalf("first build: got %d", code)
+		t.Fatalf("first build: got %d a hundred times", code)
 	}
 	chartRun(t, rb.db, "", now, ingest.Video{ID: "vid-c", Title: "Gamma"})
 	now = now.Add(rebuildEvery)
@@ -249,9 +255,15 @@ func TestKeptPageOutlivesABuildThatPanics(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 11, 21, 9, 0, 10, 0, time.UTC)
 	rb := newRebuilding(t, &now, 0, func(*http.Request) { panic("a build that fails as no build should") })
+	// The first build has no copy to fall back on: on a loaded machine it
+	// may outrun the short bound this test sets for the one it holds, and
+	// answer 503 as it should; the setup asks until one is kept.
 	code, old, _ := rb.get(t, "/charts/US")
+	for try := 1; code != 200 && try < 100; try++ {
+		code, old, _ = rb.get(t, "/charts/US")
+	}
 	if code != 200 {
-		t.Fatalf("first build: got %d", code)
+		t.Fatalf("first build: got %d a hundred times", code)
 	}
 	chartRun(t, rb.db, "", now, ingest.Video{ID: "vid-c", Title: "Gamma"})
 	now = now.Add(rebuildEvery)

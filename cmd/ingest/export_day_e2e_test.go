@@ -177,17 +177,20 @@ func TestDaysOnChartIsTheExportsUTCDays(t *testing.T) {
 		t.Fatal(err)
 	}
 	night := time.Date(2026, 11, 20, 22, 30, 0, 0, time.UTC) // 23:30 in Berlin
-	for _, at := range []time.Time{night, night.Add(time.Hour)} {
+	// The third run starts a second before 00:00 UTC and its page comes
+	// after: the chart counts the day the page was fetched.
+	crossing := time.Date(2026, 11, 20, 23, 59, 58, 0, time.UTC)
+	for _, at := range []time.Time{night, night.Add(time.Hour), crossing} {
 		var videos []ingest.Video
 		for _, id := range []string{"a", "b", "c"} {
 			videos = append(videos, ingest.Video{ID: id, Title: "T " + id, ChannelID: "UC" + id, CategoryID: "10"})
 		}
 		id, err := db.StartRun(ctx, "DE", "", ingest.Trending, at)
 		if err == nil {
-			err = db.SavePage(ctx, id, ingest.Page{Kind: ingest.Trending, Region: "DE", Number: 1, Videos: videos, Fetched: at.Add(time.Second)})
+			err = db.SavePage(ctx, id, ingest.Page{Kind: ingest.Trending, Region: "DE", Number: 1, Videos: videos, Fetched: at.Add(4 * time.Second)})
 		}
 		if err == nil {
-			err = db.FinishRun(ctx, id, ingest.RunEnd{Status: ingest.StatusCompleted, At: at.Add(2 * time.Second)})
+			err = db.FinishRun(ctx, id, ingest.RunEnd{Status: ingest.StatusCompleted, At: at.Add(5 * time.Second)})
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -220,7 +223,7 @@ func TestDaysOnChartIsTheExportsUTCDays(t *testing.T) {
 	if n := days("a", "9999", true); n != 2 {
 		t.Errorf("a's rows span %d days of trending_day, want Berlin's two", n)
 	}
-	for _, at := range []string{night.Format(time.RFC3339), night.Add(time.Hour).Format(time.RFC3339)} {
+	for _, at := range []string{night.Format(time.RFC3339), night.Add(time.Hour).Format(time.RFC3339), crossing.Format(time.RFC3339)} {
 		var chart struct {
 			At      string `json:"at"`
 			Entries []struct {

@@ -195,6 +195,25 @@ type Keyed[A Answer] struct {
 // at a change of the mark, most recently asked first.
 const staleOnce = 16
 
+// Update hands f each answer built under mark and keeps what f returns
+// in its place, where f says so: in place, as recently asked as it was,
+// with no answer put between f's reading and the replacing.
+func (s *Set[A]) Update(mark string, f func(A) (A, bool)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, l := range []*list.List{&s.protected, &s.probation} {
+		for e := l.Front(); e != nil; e = e.Next() {
+			k := e.Value.(*kept[A])
+			if k.a.Mark() != mark {
+				continue
+			}
+			if a, ok := f(k.a); ok {
+				k.a = a
+			}
+		}
+	}
+}
+
 // AnyServed reports whether any answer was served since its build and can
 // be built again: one stale would return under a mark it was not built
 // under.

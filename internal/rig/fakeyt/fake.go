@@ -27,6 +27,7 @@
 package fakeyt
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -474,9 +475,19 @@ func (f *Fake) chartMissing(region string) bool {
 // encodeBody encodes a successful answer, cut to sel (partial.go; nil:
 // whole), truncated when MalformNext asks.
 func (f *Fake) encodeBody(v any, sel selection) (int, []byte) {
-	b, err := json.Marshal(v)
-	if err == nil && sel != nil {
-		b, err = prune(b, sel)
+	var b []byte
+	var err error
+	if sel == nil {
+		b, err = json.Marshal(v)
+	} else {
+		// The whole answer is only read, to be cut: it is encoded into a
+		// buffer the next answer reuses, and the cut is the answer.
+		buf := wholeBufs.Get().(*bytes.Buffer)
+		defer wholeBufs.Put(buf)
+		buf.Reset()
+		if err = json.NewEncoder(buf).Encode(v); err == nil {
+			b, err = prune(buf.Bytes(), sel)
+		}
 	}
 	if err != nil {
 		return encode(http.StatusInternalServerError, errBackend(http.StatusInternalServerError))
@@ -489,6 +500,9 @@ func (f *Fake) encodeBody(v any, sel selection) (int, []byte) {
 	f.mu.Unlock()
 	return http.StatusOK, b
 }
+
+// wholeBufs hold a whole answer while it is cut to its fields.
+var wholeBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 func encode(status int, v any) (int, []byte) {
 	b, _ := json.Marshal(v)

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ingestworks/ingest/regions"
@@ -82,6 +83,12 @@ type fixtures struct {
 	// generated are the other catalogued regions' charts (catalogue.go),
 	// made on first use.
 	generated map[string]*lazyChart
+	// everyGenerated finds a video in any generated chart by id, made on
+	// the first id no handcrafted chart holds (which makes them all).
+	everyGenerated struct {
+		once sync.Once
+		byID map[string]*video
+	}
 }
 
 // kind is a family of titles with the category they belong to.

@@ -44,6 +44,7 @@ func Check(h *History) []string {
 	out = append(out, checkNeed(h)...)
 	out = append(out, checkExercised(h)...)
 	out = append(out, checkBackups(h)...)
+	out = append(out, checkTrackingStored(h)...)
 	return out
 }
 

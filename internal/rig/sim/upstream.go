@@ -55,13 +55,15 @@ type Held struct {
 }
 
 // Call is one request the fake answered with a key: when, its path, its
-// status, and the fake's count of each bucket's charge once it answered;
-// what it asked for: a chart's page (its region, category and page
-// token), a region's category names (Region), or videos by id (IDs).
+// status, the bytes of its answer's body, and the fake's count of each
+// bucket's charge once it answered; what it asked for: a chart's page
+// (its region, category and page token), a region's category names
+// (Region), or videos by id (IDs).
 type Call struct {
 	At                     time.Time
 	Path                   string
 	Status                 int
+	Bytes                  int
 	Charged                map[string]int64
 	Kind                   string // one of the kinds below
 	Cut                    bool   // answered 200 with its body cut short (MalformNext)
@@ -135,7 +137,7 @@ func (u *Upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 	q := req.URL.Query()
 	var h *hold
 	if q.Get("key") != "" {
-		c := Call{At: time.Now(), Path: req.URL.Path, Status: rec.Code, Kind: kind(req.URL.Path, q),
+		c := Call{At: time.Now(), Path: req.URL.Path, Status: rec.Code, Bytes: rec.Body.Len(), Kind: kind(req.URL.Path, q),
 			Cut: rec.Code == http.StatusOK && !json.Valid(rec.Body.Bytes())}
 		switch c.Kind {
 		case KindChart:

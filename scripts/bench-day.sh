@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# bench-day.sh [OLD [NEW]]: what a simulated day of `ingest run` costs, for
+# two revisions in one run: the bytes the upstream answered per chart call
+# and per day, the CPU-seconds and bytes allocated per day at the default
+# regions and at every region, and the process's peak resident memory at
+# every region, with the new/old ratios beside issue 119's targets.
+#
+# OLD defaults to 8bf2bb5 (the tree before fields=), NEW to the work tree.
+# Each tree is a git archive; the work tree's TestCostOfADay
+# (internal/rig/sim/cost_test.go) is dropped into both trees' simulation
+# package, and a tree whose upstream does not count its answers' bytes is
+# taught to (two lines of its upstream.go). Each day runs in a test process
+# of its own (a peak is that day's), old and new interleaved, round after
+# round: INGEST_DAY_ROUNDS rounds at the default regions (default 3) and
+# INGEST_DAY_ALL_ROUNDS at every region (default 1; a minute or more of
+# CPU a day). The figures are medians over the rounds.
+#
+#   scripts/bench-day.sh
+#   INGEST_DAY_ROUNDS=5 INGEST_DAY_ALL_ROUNDS=3 scripts/bench-day.sh 8bf2bb5 HEAD
+set -euo pipefail
+cd "$(dirname "$0")/.."
+old=${1:-8bf2bb5}
+new=${2:-}
+rounds=${INGEST_DAY_ROUNDS:-3}
+all_rounds=${INGEST_DAY_ALL_ROUNDS:-1}
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+# tree REV NAME: REV's files in $out/tree-NAME ("" is the work tree).
+tree() {
+  if [[ -z "$1" ]]; then
+    pwd
+    return
+  fi
+  mkdir "$out/tree-$2"
+  git archive "$1" | tar -x -C "$out/tree-$2"
+  echo "$out/tree-$2"
+}
+
+# simdir TREE: the simulation's package in TREE (it moved to internal/rig).
+simdir() {
+  local d
+  for d in internal/rig/sim internal/sim; do
+    if [[ -f "$1/$d/sim.go" ]]; then
+      echo "$1/$d"
+      return
+    fi
+  done
+  echo "$1: no simulation package (internal/rig/sim or internal/sim)" >&2
+  exit 1
+}
+
+# counting DIR: the upstream in DIR keeps each call's bytes and its kind
+# ("chart" for a chart's page), as the work tree's does.
+counting() {
+  local up=$1/upstream.go
+  if ! grep -q 'Bytes: rec.Body.Len()' "$up"; then
+    sed -i -e 's/^\tStatus  int$/&\n\tBytes int\n\tKind string/' \
+      -e 's/Call{At: time.Now(), Path: req.URL.Path, Status: rec.Code,/& Bytes: rec.Body.Len(), Kind: map[bool]string{true: "chart"}[q.Get("chart") == "mostPopular"],/' "$up"
+    grep -q 'Bytes: rec.Body.Len()' "$up" && grep -q '^	Bytes int$' "$up" ||
+      { echo "$up: cannot teach its upstream to count bytes" >&2; exit 1; }
+  fi
+}
+
+old_tree=$(tree "$old" old)
+new_tree=$(tree "$new" new)
+for t in old new; do
+  d=$(simdir "$([[ $t == old ]] && echo "$old_tree" || echo "$new_tree")")
+  if [[ $d != "$PWD/internal/rig/sim" ]]; then
+    cp internal/rig/sim/cost_test.go "$d/"
+    counting "$d"
+  fi
+  echo "building $t's simulation ($d) ..."
+  (cd "$d" && go test -c -o "$out/$t.test" .)
+  echo "$d" > "$out/$t.dir"
+done
+[[ -n $new ]] || new="the work tree"
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
+
+day() { # day TREE SHAPE: one day in a process of its own; its cost line
+  local log="$out/run.txt"
+  if ! (cd "$(cat "$out/$1.dir")" && INGEST_COST_DAY=$2 "$out/$1.test" -test.run '^TestCostOfADay$' -test.v -test.count 1 -test.timeout 60m) > "$log" 2>&1; then
+    echo "the $1 tree's day at $2 failed:" >&2
+    tail -20 "$log" >&2
+    exit 1
+  fi
+  sed -n "s/^.*cost: /$1 /p" "$log" >> "$out/days.txt"
+}
+for round in $(seq "$(( rounds > all_rounds ? rounds : all_rounds ))"); do
+  for shape in default all; do
+    n=$rounds
+    [[ $shape == default ]] || n=$all_rounds
+    (( round <= n )) || continue
+    for t in old new; do
+      day "$t" "$shape"
+    done
+  done
+  echo "round $round done ($(cut -d' ' -f1 /proc/loadavg) load)"
+done
+
+echo
+echo "== a simulated day of run (tracking on, readers, seed 3969310467), $old (old) vs $new (new): medians of $rounds rounds at the default regions, $all_rounds at every region =="
+awk '
+  function median(s,   a, n, i, j, t) { n = split(s, a, " "); for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1]+0 > a[j]+0; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t } return n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2 }
+  { for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+    k = $1 SUBSEP f["shape"]
+    if (f["chart-calls"] > 0) v[k, "chart"] = v[k, "chart"] " " f["chart-bytes"] / f["chart-calls"]
+    v[k, "day"] = v[k, "day"] " " f["bytes"] / 1e6
+    v[k, "cpu"] = v[k, "cpu"] " " f["cpu-s"]
+    v[k, "alloc"] = v[k, "alloc"] " " f["alloc-bytes"] / 1e6
+    v[k, "heap"] = v[k, "heap"] " " f["heap-peak"] / 1e6
+    v[k, "rss"] = v[k, "rss"] " " f["rss-peak"] / 1e6 }
+  function row(name, shape, m, unit, target,   o, n, r) {
+    if (v["old" SUBSEP shape, m] == "" || v["new" SUBSEP shape, m] == "") { printf "%-32s %-8s %12s %12s %8s\n", name " (" unit ")", shape, "-", "-", "-"; return }
+    o = median(v["old" SUBSEP shape, m]); n = median(v["new" SUBSEP shape, m]); r = o > 0 ? n / o : 0
+    printf "%-32s %-8s %12.2f %12.2f %8.2f  %s\n", name " (" unit ")", shape, o, n, r,
+      target == "" ? "" : sprintf("target <= %s %s", target, r <= target + 0 ? "met" : "MISSED")
+  }
+  END {
+    printf "%-32s %-8s %12s %12s %8s\n", "", "regions", "old", "new", "new/old"
+    row("upstream bytes a chart call", "default", "chart", "B", "")
+    row("upstream bytes a chart call", "all", "chart", "B", "")
+    row("upstream bytes a day", "default", "day", "MB", "0.4")
+    row("upstream bytes a day", "all", "day", "MB", "0.4")
+    row("CPU a day", "default", "cpu", "s", "")
+    row("CPU a day", "all", "cpu", "s", "0.7")
+    row("allocated a day", "default", "alloc", "MB", "0.6")
+    row("allocated a day", "all", "alloc", "MB", "0.6")
+    row("peak live heap", "all", "heap", "MB", "")
+    row("peak RSS of the process", "default", "rss", "MB", "")
+    row("peak RSS of the process", "all", "rss", "MB", "")
+    print "(bytes: the answers'"'"' JSON bodies as the fake sends them; CPU: the test process'"'"'s user+sys while the day ran; RSS: VmHWM of a process that ran that day alone)"
+  }' "$out/days.txt"
