@@ -16,7 +16,7 @@ BUILT    ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 # commit does. The binary says so after its version (0.3.0+12.gREV), and
 # the image's tag with it, so that no build but the release's own takes
 # the tag the manifests pin. Empty without git: the binary then says it
-# cannot count (internal/buildinfo).
+# cannot count (util/buildinfo).
 SINCE    ?= $(shell c=$$(git log -1 --format=%H -- VERSION 2>/dev/null) && [ -n "$$c" ] && git rev-list --count $$c..HEAD)
 DIRTY    ?= $(shell git diff --quiet HEAD -- 2>/dev/null || { git rev-parse HEAD >/dev/null 2>&1 && echo true; })
 LDFLAGS := -s -w -X main.revision=$(REVISION) -X main.built=$(BUILT) -X main.since=$(SINCE) -X main.dirty=$(DIRTY)

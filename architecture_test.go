@@ -90,7 +90,7 @@ func importGraph(t *testing.T) map[string][]string {
 	return graph
 }
 
-// room is a package's name in the rooms: "root", "store", "internal/dsn".
+// room is a package's name in the rooms: "root", "store", "util/dsn".
 func room(path string) string {
 	if path == module {
 		return "root"

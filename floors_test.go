@@ -98,8 +98,10 @@ func holdFolders(t *testing.T, floors map[string]int, top int) {
 		switch {
 		case strings.HasPrefix(r, "internal/rig/") && n != top:
 			t.Errorf("docs/ARCHITECTURE.md puts the rig %s on floor %d: a rig stands on the top floor (%d), above all it drives", r, n, top)
-		case strings.HasPrefix(r, "internal/") && !strings.HasPrefix(r, "internal/rig/") && n >= floors["store"]:
+		case strings.HasPrefix(r, "util/") && n >= floors["store"]:
 			t.Errorf("docs/ARCHITECTURE.md puts the helper %s on floor %d: a helper of the product stands below the adapters (floor %d); a rig goes under internal/rig/", r, n, floors["store"])
+		case strings.HasPrefix(r, "internal/") && !strings.HasPrefix(r, "internal/rig/"):
+			t.Errorf("%s stands under internal/ but not under internal/rig/: a rig goes under internal/rig/, a helper of the product under util/", r)
 		}
 	}
 }

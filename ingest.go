@@ -35,15 +35,15 @@
 //	publish/                   the readers' site written as files a static host serves
 //	ratelimit/                 the API clients' request limiter
 //	purge/                     the caches in front told what a landing changed
-//	internal/textnorm/         the one normalization of indexed text and queries
-//	internal/dsn/              server URLs checked, and redacted in every message
-//	internal/protocol/         which server answers at a URL: a wrong one is a configuration error
-//	internal/sdnotify/         systemd told the daemon is ready (sd_notify)
-//	internal/silence/          a wait on a database bounded by its silence, not its length
-//	internal/envflag/          each flag tied to its one environment variable
-//	internal/termbar/          a progress bar, only when a person watches
-//	internal/termtext/         text laid out for a terminal
-//	internal/buildinfo/        what a binary was built from
+//	util/textnorm/         the one normalization of indexed text and queries
+//	util/dsn/              server URLs checked, and redacted in every message
+//	util/protocol/         which server answers at a URL: a wrong one is a configuration error
+//	util/sdnotify/         systemd told the daemon is ready (sd_notify)
+//	util/silence/          a wait on a database bounded by its silence, not its length
+//	util/envflag/          each flag tied to its one environment variable
+//	util/termbar/          a progress bar, only when a person watches
+//	util/termtext/         text laid out for a terminal
+//	util/buildinfo/        what a binary was built from
 //	internal/rig/              what only the tests, the labs and the lint run; never in the binary
 //	internal/rig/fakeyt/       the fake YouTube Data API of tests and the demo
 //	internal/rig/yeardb/       the builder behind cmd/yeardb

@@ -13,7 +13,7 @@ import (
 	"slices"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/internal/dsn"
+	"github.com/ingestworks/ingest/util/dsn"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/quota"
 )

@@ -26,7 +26,7 @@ import (
 	"google.golang.org/api/youtube/v3"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/internal/dsn"
+	"github.com/ingestworks/ingest/util/dsn"
 )
 
 // pageSize is the largest page the API serves, and the most ids one

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/internal/silence"
+	"github.com/ingestworks/ingest/util/silence"
 )
 
 // Tables are the embedded quota limiter's tables (quota_log, quota_clock,

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest/clock"
-	"github.com/ingestworks/ingest/internal/silence"
+	"github.com/ingestworks/ingest/util/silence"
 	"github.com/jackc/pgx/v5/pgconn"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/internal/silence"
+	"github.com/ingestworks/ingest/util/silence"
 )
 
 // SQLiteTimeout is how long a decision on SQLite waits while the file

@@ -15,8 +15,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/internal/dsn"
-	"github.com/ingestworks/ingest/internal/protocol"
+	"github.com/ingestworks/ingest/util/dsn"
+	"github.com/ingestworks/ingest/util/protocol"
 )
 
 // redisLogger sends go-redis's own messages through slog at debug, so
@@ -30,7 +30,7 @@ func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
 
 // Dial parses raw, a Redis URL given as flag (which its errors name): one
 // server, or a cluster when addr= lists more nodes; the limiter's timeouts
-// reach the socket. No error quotes any part of the password (internal/dsn).
+// reach the socket. No error quotes any part of the password (util/dsn).
 func Dial(raw, flag string) (redis.UniversalClient, error) {
 	if err := redisScheme(raw, flag); err != nil {
 		return nil, err

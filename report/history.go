@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/internal/termtext"
+	"github.com/ingestworks/ingest/util/termtext"
 	"github.com/ingestworks/ingest/store"
 )
 

@@ -18,8 +18,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/ingestworks/ingest/internal/dsn"
-	"github.com/ingestworks/ingest/internal/protocol"
+	"github.com/ingestworks/ingest/util/dsn"
+	"github.com/ingestworks/ingest/util/protocol"
 )
 
 // pgLockKey is the advisory lock that serializes migrations: two hosts
@@ -56,7 +56,7 @@ func Where(db string) string {
 }
 
 // Redact returns a --db value fit to print: a URL without any part of its
-// password, however it is written (internal/dsn), its scheme misspelt
+// password, however it is written (util/dsn), its scheme misspelt
 // too; a file's path as it is.
 func Redact(db string) string {
 	if _, url := dsn.Scheme(db); !IsURL(db) && !url {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/ingestworks/ingest/internal/textnorm"
+	"github.com/ingestworks/ingest/util/textnorm"
 )
 
 // parsedQuery is a query ready for the index, with the words a snippet

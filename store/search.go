@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ingestworks/ingest/internal/textnorm"
+	"github.com/ingestworks/ingest/util/textnorm"
 )
 
 // SearchOptions narrow a search.

@@ -10,7 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/internal/termtext"
+	"github.com/ingestworks/ingest/util/termtext"
 	"github.com/ingestworks/ingest/store"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/custody"
-	"github.com/ingestworks/ingest/internal/dsn"
+	"github.com/ingestworks/ingest/util/dsn"
 	"github.com/ingestworks/ingest/quota"
 )
 

@@ -15,7 +15,7 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/dbcopy"
 	"github.com/ingestworks/ingest/fetch"
-	"github.com/ingestworks/ingest/internal/sdnotify"
+	"github.com/ingestworks/ingest/util/sdnotify"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/metrics"
 	"github.com/ingestworks/ingest/ratelimit"

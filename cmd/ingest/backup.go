@@ -13,7 +13,7 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/dbcopy"
 	"github.com/ingestworks/ingest/export"
-	"github.com/ingestworks/ingest/internal/termtext"
+	"github.com/ingestworks/ingest/util/termtext"
 	"github.com/ingestworks/ingest/store"
 )
 

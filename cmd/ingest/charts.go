@@ -7,11 +7,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/internal/envflag"
+	"github.com/ingestworks/ingest/util/envflag"
 )
 
 // bindCategories binds run's --categories, INGEST_RUN_CATEGORIES by the
-// rule of internal/envflag; INGEST_CATEGORIES is the name it had before.
+// rule of util/envflag; INGEST_CATEGORIES is the name it had before.
 func bindCategories(cmd *cobra.Command, into *string) {
 	cmd.Flags().StringVar(into, "categories", "", "also fetch these categories' charts in every region: ids or names, comma-separated\n(music, gaming, film, movies, sports, news...); each is a pass of its own")
 	envflag.Old(cmd.Flags().Lookup("categories"), "INGEST_CATEGORIES")

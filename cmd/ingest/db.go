@@ -13,8 +13,8 @@ import (
 	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/custody"
 	"github.com/ingestworks/ingest/dbcopy"
-	"github.com/ingestworks/ingest/internal/envflag"
-	"github.com/ingestworks/ingest/internal/termbar"
+	"github.com/ingestworks/ingest/util/envflag"
+	"github.com/ingestworks/ingest/util/termbar"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/wiring"
 )

@@ -19,7 +19,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/export"
-	"github.com/ingestworks/ingest/internal/termbar"
+	"github.com/ingestworks/ingest/util/termbar"
 	"github.com/ingestworks/ingest/store"
 )
 

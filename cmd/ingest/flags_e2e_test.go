@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/ingestworks/ingest/internal/envflag"
+	"github.com/ingestworks/ingest/util/envflag"
 )
 
 // 7. Usage and configuration errors exit 2 before anything is written or

@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/ingestworks/ingest/internal/termtext"
+	"github.com/ingestworks/ingest/util/termtext"
 )
 
 // helpWidth is the widest line of a command's long help: it fits an

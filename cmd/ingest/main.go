@@ -33,13 +33,13 @@ import (
 	"strings"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/internal/dsn"
+	"github.com/ingestworks/ingest/util/dsn"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/store"
 
 	"github.com/spf13/cobra"
 
-	"github.com/ingestworks/ingest/internal/envflag"
+	"github.com/ingestworks/ingest/util/envflag"
 	"github.com/ingestworks/ingest/wiring"
 )
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/costs"
-	"github.com/ingestworks/ingest/internal/termbar"
+	"github.com/ingestworks/ingest/util/termbar"
 	"github.com/ingestworks/ingest/jobs"
 )
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/clock"
-	"github.com/ingestworks/ingest/internal/envflag"
+	"github.com/ingestworks/ingest/util/envflag"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/retention"
 	"github.com/ingestworks/ingest/store"

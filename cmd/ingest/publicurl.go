@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ingestworks/ingest/internal/dsn"
-	"github.com/ingestworks/ingest/internal/envflag"
+	"github.com/ingestworks/ingest/util/dsn"
+	"github.com/ingestworks/ingest/util/envflag"
 )
 
 // publicURLEnv is --public-url's variable: one flag of serve and run for

@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ingestworks/ingest/internal/dsn"
-	"github.com/ingestworks/ingest/internal/envflag"
+	"github.com/ingestworks/ingest/util/dsn"
+	"github.com/ingestworks/ingest/util/envflag"
 	"github.com/ingestworks/ingest/web"
 	"github.com/ingestworks/ingest/wiring"
 )

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest/custody"
-	"github.com/ingestworks/ingest/internal/envflag"
+	"github.com/ingestworks/ingest/util/envflag"
 )
 
 func newQuotaSeedCmd(s *settings) *cobra.Command {

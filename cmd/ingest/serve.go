@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/internal/envflag"
+	"github.com/ingestworks/ingest/util/envflag"
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/web"
 	"github.com/ingestworks/ingest/web/signin"

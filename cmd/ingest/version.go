@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ingestworks/ingest/internal/buildinfo"
+	"github.com/ingestworks/ingest/util/buildinfo"
 	"github.com/ingestworks/ingest/store"
 )
 

@@ -30,7 +30,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fail(errors.New("usage: mutate draw|apply ..."))
+		fail(errors.New("usage: mutate draw|apply (and their arguments)"))
 	}
 	var err error
 	switch os.Args[1] {
