@@ -13,9 +13,9 @@ import (
 	"slices"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/util/dsn"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/quota"
+	"github.com/ingestworks/ingest/util/dsn"
 )
 
 // Leaving is what quota seed back to the embedded limiter is told of the

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/util/termtext"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/util/termtext"
 )
 
 // HistoryJSON is a video's history as `ingest history --json` prints it.

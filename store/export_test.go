@@ -199,8 +199,8 @@ func TestExportNamesTheCategory(t *testing.T) {
 }
 
 // A run whose chart moved between its pages says which ranks it lost: a
-// video met on the first page and again on the second keeps its later
-// rank, and its earlier one is held by no entry; the run's message names
+// video met on the first page and again on the second keeps its first
+// rank, and the place it took on the second is held by no entry; the run's message names
 // it, and each of the run's rows counts it. A short page (fewer than
 // PageSize) loses nothing.
 func TestExportSaysTheRanksARunLost(t *testing.T) {
@@ -227,7 +227,7 @@ func TestExportSaysTheRanksARunLost(t *testing.T) {
 			}
 			return m
 		}
-		if got, want := msg(moved), LostRanksMessage([]int{10}); got != want || !strings.Contains(got, "rank 10 lost") {
+		if got, want := msg(moved), LostRanksMessage([]int{52}); got != want || !strings.Contains(got, "rank 52 lost") {
 			t.Errorf("the moved run's message %q, want %q", got, want)
 		}
 		if got := msg(whole); got != "" {

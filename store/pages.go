@@ -121,11 +121,17 @@ ORDER BY v.vid, j.n DESC
 ON CONFLICT (vid) DO UPDATE SET doc = excluded.doc WHERE video_docs.doc <> excluded.doc`,
 }
 
-// trendingUpsert is what a chart's entry stored again updates: its rank
-// and counts as the last page read them.
+// trendingUpsert is what a chart's entry stored again updates: its counts
+// as the last page read them, and the rank it was first met at. A video
+// the chart pushed from one page to the next while they were read is met
+// twice; keeping its first rank leaves the place it took on the later page
+// empty, below that page's last rank, where the run's lost ranks are found
+// (lostRanks), whatever the place: a rank lost at a page's end could not
+// be told from a short page.
 const trendingUpsert = `
 ON CONFLICT (run_id, region, vid) DO UPDATE SET
-  rank = excluded.rank, view_count = excluded.view_count,
+  rank = CASE WHEN excluded.rank < trending_entries.rank THEN excluded.rank ELSE trending_entries.rank END,
+  view_count = excluded.view_count,
   like_count = excluded.like_count, comment_count = excluded.comment_count,
   fetched_ms = excluded.fetched_ms`
 

@@ -263,8 +263,9 @@ func (db *DB) FinishRun(ctx context.Context, runID int64, end ingest.RunEnd) err
 // the highest one stored of the same page. A rank is its place on its
 // page plus PageSize for each page before it, and an entry is one per
 // video: a video the chart moved from one page to the next is met twice
-// and keeps its later rank, so the earlier is lost. The places after a
-// page's last are not counted: a page may hold fewer than PageSize.
+// and keeps its first rank (trendingUpsert), so the later is lost. The
+// places after a page's last are not counted: a page may hold fewer than
+// PageSize.
 func (db *DB) lostRanks(ctx context.Context, runID int64) ([]int, error) {
 	ranks, err := int64s(db.w.QueryContext(ctx, `SELECT rank FROM trending_entries WHERE run_id = ? ORDER BY rank`, runID))
 	if err != nil {
@@ -290,7 +291,7 @@ func LostRanksMessage(lost []int) string {
 	if len(lost) > 1 {
 		word = "ranks"
 	}
-	return fmt.Sprintf("the chart moved between its pages: %s %s lost (a video met on two pages keeps its later rank)",
+	return fmt.Sprintf("the chart moved between its pages: %s %s lost (a video met on two pages keeps its first rank)",
 		word, strings.Trim(strings.Join(strings.Fields(fmt.Sprint(lost)), ", "), "[]"))
 }
 

@@ -10,8 +10,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/util/termtext"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/util/termtext"
 )
 
 // WriteText prints the chart: a line naming it and its run, then each

@@ -10,8 +10,8 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/custody"
-	"github.com/ingestworks/ingest/util/dsn"
 	"github.com/ingestworks/ingest/quota"
+	"github.com/ingestworks/ingest/util/dsn"
 )
 
 // LiveError is a copy's source a worker is still writing (custody.LiveError).

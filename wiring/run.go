@@ -15,7 +15,6 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/dbcopy"
 	"github.com/ingestworks/ingest/fetch"
-	"github.com/ingestworks/ingest/util/sdnotify"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/metrics"
 	"github.com/ingestworks/ingest/ratelimit"
@@ -23,6 +22,7 @@ import (
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/retention"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/util/sdnotify"
 	"github.com/ingestworks/ingest/web"
 	"github.com/ingestworks/ingest/web/listener"
 )

@@ -13,8 +13,8 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/dbcopy"
 	"github.com/ingestworks/ingest/export"
-	"github.com/ingestworks/ingest/util/termtext"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/util/termtext"
 )
 
 func newDBBackupCmd(s *settings) *cobra.Command {

@@ -13,9 +13,9 @@ import (
 	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/custody"
 	"github.com/ingestworks/ingest/dbcopy"
+	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/util/envflag"
 	"github.com/ingestworks/ingest/util/termbar"
-	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/wiring"
 )
 

@@ -19,8 +19,8 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/export"
-	"github.com/ingestworks/ingest/util/termbar"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/util/termbar"
 )
 
 type exportFlags struct {

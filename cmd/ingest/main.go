@@ -33,9 +33,9 @@ import (
 	"strings"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/util/dsn"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/util/dsn"
 
 	"github.com/spf13/cobra"
 

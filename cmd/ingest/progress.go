@@ -8,8 +8,8 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/costs"
-	"github.com/ingestworks/ingest/util/termbar"
 	"github.com/ingestworks/ingest/jobs"
+	"github.com/ingestworks/ingest/util/termbar"
 )
 
 // progress shows a backfill's pages as a bar on a terminal, and as log

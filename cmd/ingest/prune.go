@@ -13,10 +13,10 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/clock"
-	"github.com/ingestworks/ingest/util/envflag"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/retention"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/util/envflag"
 )
 
 // keepEnv is --keep's environment variable: one name for every command

@@ -11,10 +11,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ingestworks/ingest/util/envflag"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/report"
+	"github.com/ingestworks/ingest/util/envflag"
 	"github.com/ingestworks/ingest/wiring"
 )
 

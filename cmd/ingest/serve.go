@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/util/envflag"
 	"github.com/ingestworks/ingest/ratelimit"
+	"github.com/ingestworks/ingest/util/envflag"
 	"github.com/ingestworks/ingest/web"
 	"github.com/ingestworks/ingest/web/signin"
 	"github.com/ingestworks/ingest/wiring"

@@ -16,9 +16,9 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/costs"
-	"github.com/ingestworks/ingest/util/dsn"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/util/dsn"
 	"github.com/ingestworks/ingest/wiring"
 )
 

@@ -11,10 +11,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ingestworks/ingest/clients"
-	"github.com/ingestworks/ingest/util/envflag"
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/util/envflag"
 	"github.com/ingestworks/ingest/web/signin"
 )
 

@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ingestworks/ingest/util/buildinfo"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/util/buildinfo"
 )
 
 // revision, built, since and dirty are set at build time (make build:
