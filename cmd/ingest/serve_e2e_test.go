@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,14 +30,26 @@ func TestServeOnAReadOnlyFileServesIt(t *testing.T) {
 	}
 	addr := closedAddr(t)
 	var out lockedBuffer
-	cmd := exec.Command(bin, "serve", "--listen", addr)
-	cmd.Env = scratchEnv("INGEST_DB="+db, "YOUTUBE_API_KEY="+testKey)
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if os.Getuid() == 0 {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	var cmd *exec.Cmd
+	// The copy just written may still be open for writing in a child
+	// another test forked meanwhile (it inherits the descriptor until its
+	// exec): the kernel then refuses to run it (ETXTBSY) until that child
+	// execs, a moment later.
+	for try := 0; ; try++ {
+		cmd = exec.Command(bin, "serve", "--listen", addr)
+		cmd.Env = scratchEnv("INGEST_DB="+db, "YOUTUBE_API_KEY="+testKey)
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if os.Getuid() == 0 {
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		}
+		err := cmd.Start()
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.ETXTBSY) || try == 200 {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	if !waitFor(20*time.Second, func() bool { return apiGetOK("http://" + addr + "/api/v1/runs") }) {
