@@ -32,6 +32,8 @@
 //	web/throttle/              what a request may cost: the API metered by plan, wrong tokens slowed, builds budgeted
 //	web/kept/                  what the kept answers may hold, and which go first
 //	web/signin/                the access token's strength and the sessions a sign-in starts
+//	web/edge/                  what the caches in front are told: how long, by which keys, what varies an answer
+//	web/transport/             how any answer leaves: held, tagged, 304, gzip; the static files
 //	proxy/                     the YouTube Data API forwarded to its clients, metered: ingest proxy
 //	publish/                   the readers' site written as files a static host serves
 //	ratelimit/                 the API clients' request limiter
