@@ -1,12 +1,14 @@
-// Package edge is what the caches in front of the readers' site are told,
-// whatever page or API answer they keep: how long they may keep a shared
-// answer (Policy, Cache-Control's lifetimes), by which keys a landing's
-// purge drops it (Surrogate-Key and the keys' names), whether a request
-// carries what makes its answer the requester's alone (Credentialed), and
-// a query cut to the parameters a route reads (CanonicalQuery), which the
-// site and the shipped Varnish configuration key their copies by alike
-// (docs/reference/api/caching.md). It knows no route and no page: web
-// decides which answers are shared, and says so here.
+// Package edge is what the site tells the caches in front of it, and what
+// it believes of the proxies there, whatever page or API answer passes:
+// how long a cache may keep a shared answer (Policy, Cache-Control's
+// lifetimes), by which keys a landing's purge drops it (Surrogate-Key and
+// the keys' names), whether a request carries what makes its answer the
+// requester's alone (Credentialed), a query cut to the parameters a route
+// reads (CanonicalQuery), which the site and the shipped Varnish
+// configuration key their copies by alike (docs/reference/api/caching.md),
+// and who the client is and whether it came over TLS when a trusted proxy
+// says so (Proxies). It knows no route and no page: web decides which
+// answers are shared, and says so here.
 package edge
 
 import (
