@@ -34,6 +34,7 @@
 //	web/signin/                the access token's strength and the sessions a sign-in starts
 //	web/edge/                  what the caches in front are told: how long, by which keys, what varies an answer
 //	web/transport/             how any answer leaves: held, tagged, 304, gzip; the static files
+//	web/landing/               the caches in front told of each landing, a watcher per cache
 //	proxy/                     the YouTube Data API forwarded to its clients, metered: ingest proxy
 //	publish/                   the readers' site written as files a static host serves
 //	ratelimit/                 the API clients' request limiter

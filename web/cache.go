@@ -434,11 +434,10 @@ func (s *Server) watch(now time.Time) {
 func (s *Server) Close() {
 	s.answers.closing.Do(func() {
 		close(s.answers.closed)
-		if s.purging.stop != nil {
-			s.purging.stop()
-		}
 	})
-	s.purging.wg.Wait()
+	if s.purging != nil {
+		s.purging.Stop()
+	}
 }
 
 // watcher reads the store's mark every markEvery and, when it moved,

@@ -66,6 +66,7 @@ import (
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/web/edge"
 	"github.com/ingestworks/ingest/web/kept"
+	"github.com/ingestworks/ingest/web/landing"
 	"github.com/ingestworks/ingest/web/signin"
 	"github.com/ingestworks/ingest/web/throttle"
 	"github.com/ingestworks/ingest/web/transport"
@@ -152,7 +153,7 @@ type Config struct {
 	// (Surrogate-Key) of the answers a move of the data mark changed since
 	// the mark kept for it, for it to drop them (purge.go). Nil tells no
 	// one.
-	Purge Purger
+	Purge landing.Purger
 	// Derived shows the figures ingest computes rather than receives
 	// (movement, peak rank, days on chart, trends), labelled as computed:
 	// the key's standing's --derived (docs/explanation/terms.md, III.E.4.h).
@@ -178,8 +179,8 @@ type Server struct {
 	static   *transport.Static
 	cache    edge.Policy // the lifetimes of a shared answer (shared.go)
 	answers  answers
-	purging  purging          // the purge's watchers (purge.go)
-	budget   *throttle.Budget // the builds anonymous readers may run at once (budget.go)
+	purging  *landing.Watchers // the purge's watchers, nil without caches purged (purge.go)
+	budget   *throttle.Budget  // the builds anonymous readers may run at once (budget.go)
 	places   places
 	front    frontIndex
 	// sitemapBound, when set, is the addresses of one sitemap file in
@@ -239,8 +240,8 @@ func New(cfg Config) (*Server, error) {
 	s.answers.closed = make(chan struct{})
 	s.budget = throttle.DefaultBudget()
 	s.routes()
-	if cfg.Purge != nil && cfg.DB != nil {
-		s.purgeWatchers()
+	if s.purged() {
+		s.purging = landing.Start(s.cfg.DB, s.cfg.Purge, siteMoves{s}, markEvery, s.cfg.Timeout, s.cfg.Logger)
 	}
 	return s, nil
 }
