@@ -23,7 +23,7 @@ type Books interface {
 // budgets decides, before the limiter is asked, whether a client's plan
 // lets it make a call: the operation within its plan, its daily share of
 // each pool, what the daemon's published plan needs for its tier-1
-// charts until the pool frees kept from every client, and the shares of
+// charts kept from every client, and the shares of
 // the plans of an earlier priority kept from those of a later one.
 type budgets struct {
 	plans    *ratelimit.APIPlans
@@ -100,8 +100,9 @@ func (b *budgets) share(ctx context.Context, client string, pp ratelimit.ProxyPl
 }
 
 // leftToClients refuses a call that would take what the daemon's
-// published plan needs for its tier-1 charts before the pool frees, or,
-// of what that leaves to clients, the floor the plans before the
+// published plan needs for its tier-1 charts (pace.Status.LeftBeside: in
+// the pool's window over the next whole window, in its day to the reset),
+// or, of what that leaves to clients, the floor the plans before the
 // client's own keep (ratelimit.APIPlans.FloorOf): the clients spend what
 // the daemon's plan leaves, the later priorities what the earlier ones'
 // shares leave.
@@ -112,13 +113,8 @@ func (b *budgets) leftToClients(ctx context.Context, plan string, charges []inge
 	}
 	var pools []ingest.PoolState
 	for _, c := range charges {
-		var need int64
-		end := ingest.UpstreamReset(now)
-		if paced {
-			need, end = st.Kept(c.Pool, now)
-		}
 		floor := b.plans.FloorOf(plan, c.Pool)
-		if need == 0 && floor == 0 {
+		if !paced && floor == 0 {
 			continue
 		}
 		if pools == nil {
@@ -127,25 +123,39 @@ func (b *budgets) leftToClients(ctx context.Context, plan string, charges []inge
 			}
 		}
 		for _, s := range pools {
-			if s.Pool != c.Pool || s.Remaining-need-floor >= c.Units {
+			left := pace.Left{Units: s.Remaining, Room: s.Remaining, End: ingest.UpstreamReset(now)}
+			if paced {
+				left = st.LeftBeside(s, now)
+			}
+			if s.Pool != c.Pool || left.Units-floor >= c.Units {
 				continue
 			}
-			p, _ := b.costs.Pool(c.Pool)
-			r := refusal{budget: "pool " + c.Pool + "'s part left to clients", limit: p.Capacity(), window: p.Window,
-				remaining: max(s.Remaining-need, 0), freeAt: end,
-				why: fmt.Sprintf("the daemon's plan keeps %d of the %d units left for its tier-1 charts", need, s.Remaining)}
-			if s.Remaining-need >= c.Units {
-				pri := b.plans.ProxyOf(plan).Priority
-				r.budget = fmt.Sprintf("pool %s's part left to clients of priority %d", c.Pool, pri)
-				r.remaining = max(s.Remaining-need-floor, 0)
-				r.why = fmt.Sprintf("of the %d units left to clients, the plans of an earlier priority than %d keep %d, their daily shares",
-					s.Remaining-need, pri, floor)
-			}
-			r.spent = !r.freeAt.Before(ingest.UpstreamReset(now).Add(-time.Minute))
-			return &overBudget{r}
+			return &overBudget{b.leftRefusal(plan, c, left, floor, now)}
 		}
 	}
 	return nil
+}
+
+// leftRefusal says which part left to clients has no room for charge c:
+// what the daemon's plan keeps, or the floor of the plans before plan.
+func (b *budgets) leftRefusal(plan string, c ingest.Charge, left pace.Left, floor int64, now time.Time) refusal {
+	p, _ := b.costs.Pool(c.Pool)
+	of := "the pool's day until its reset"
+	if left.Window {
+		of = "the pool's window over the next whole window"
+	}
+	r := refusal{budget: "pool " + c.Pool + "'s part left to clients", limit: p.Capacity(), window: p.Window,
+		remaining: left.Units, freeAt: left.End,
+		why: fmt.Sprintf("the daemon's plan keeps %d of the %d units left for its tier-1 charts, their need in %s", left.Kept, left.Room, of)}
+	if left.Units >= c.Units {
+		pri := b.plans.ProxyOf(plan).Priority
+		r.budget = fmt.Sprintf("pool %s's part left to clients of priority %d", c.Pool, pri)
+		r.remaining = max(left.Units-floor, 0)
+		r.why = fmt.Sprintf("of the %d units left to clients, the plans of an earlier priority than %d keep %d, their daily shares",
+			left.Units, pri, floor)
+	}
+	r.spent = !r.freeAt.Before(ingest.UpstreamReset(now).Add(-time.Minute))
+	return r
 }
 
 // published is the daemon's plan, when a daemon paces this quota key now.
