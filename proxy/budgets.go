@@ -33,7 +33,8 @@ type budgets struct {
 	quotaKey string
 	clock    ingest.Clock
 	// mu makes a client's budget read and its call taken one step in this
-	// process, so that calls at once never pass a share together.
+	// process, so that its calls at once seldom meet at a share's edge;
+	// across processes the count after the take (gate) is what holds it.
 	mu sync.Mutex
 }
 
@@ -47,7 +48,14 @@ type overBudget struct{ r refusal }
 
 func (e *overBudget) Error() string { return e.r.budget + ": " + e.r.why }
 
-// gate is inner, the limiter's gate, behind the client's budget.
+// gate is inner, the limiter's gate, behind the client's budget. A call
+// the limiter took is counted against the client's daily share again, in
+// the ledger that holds it now, and given back unsent when the share is
+// past: the limiter writes every call it admits to the ledger before it
+// answers, so of the calls of every proxy process on the ledger, the last
+// one written that is sent counted all the others sent before it, and
+// none is sent past the share. Calls that meet at the edge may both be
+// given back, never both sent.
 func (b *budgets) gate(inner ingest.Gate, client, plan string) ingest.Gate {
 	return func(ctx context.Context, op string) (func(context.Context) error, error) {
 		b.mu.Lock()
@@ -55,7 +63,18 @@ func (b *budgets) gate(inner ingest.Gate, client, plan string) ingest.Gate {
 		if err := b.admit(ctx, client, plan, op); err != nil {
 			return ingest.NoGiveBack, err
 		}
-		return inner(ctx, op)
+		giveBack, err := inner(ctx, op)
+		if err != nil {
+			return giveBack, err
+		}
+		charges, _ := b.costs.Op(op) // admit read it
+		if err := b.share(ctx, client, b.plans.ProxyOf(plan), charges, b.clock.Now(), true); err != nil {
+			if gb := giveBack(ctx); gb != nil {
+				return ingest.NoGiveBack, fmt.Errorf("give back a call past the share: %w", gb)
+			}
+			return ingest.NoGiveBack, err
+		}
+		return giveBack, nil
 	}
 }
 
@@ -71,15 +90,16 @@ func (b *budgets) admit(ctx context.Context, client, plan, op string) error {
 			plan, op, units, pp.MaxCost)}
 	}
 	now := b.clock.Now()
-	if err := b.share(ctx, client, pp, charges, now); err != nil {
+	if err := b.share(ctx, client, pp, charges, now, false); err != nil {
 		return err
 	}
 	return b.leftToClients(ctx, plan, charges, now)
 }
 
 // share refuses a call past the client's daily share of a pool, counted
-// from the ledger since the start of the upstream's day.
-func (b *budgets) share(ctx context.Context, client string, pp ratelimit.ProxyPlan, charges []ingest.Charge, now time.Time) error {
+// from the ledger since the start of the upstream's day; taken says the
+// ledger holds the call already.
+func (b *budgets) share(ctx context.Context, client string, pp ratelimit.ProxyPlan, charges []ingest.Charge, now time.Time, taken bool) error {
 	if len(pp.Daily) == 0 {
 		return nil
 	}
@@ -90,7 +110,11 @@ func (b *budgets) share(ctx context.Context, client string, pp ratelimit.ProxyPl
 	}
 	for _, c := range charges {
 		daily, capped := pp.Daily[c.Pool]
-		if used := spent[client][c.Pool]; capped && used+c.Units > daily {
+		used := spent[client][c.Pool]
+		if taken {
+			used -= c.Units
+		}
+		if capped && used+c.Units > daily {
 			return &overBudget{refusal{budget: fmt.Sprintf("client %s's daily share of pool %s", client, c.Pool),
 				limit: daily, window: 24 * time.Hour, remaining: daily - used, freeAt: reset, spent: true,
 				why: fmt.Sprintf("%d of %d units spent today", used, daily)}}
