@@ -1,6 +1,7 @@
 package main
 
 import (
+	"database/sql"
 	"fmt"
 	"io"
 	"net/http"
@@ -114,20 +115,26 @@ func TestProxyAccountsUnderFaults(t *testing.T) {
 }
 
 // A client's daily share holds across proxy processes: two proxies on one
-// database, on the embedded limiter and on Redis, and four callers of one
-// token on each, answer at most its share together; every call past it is
-// refused unsent, and the upstream's charge equals the ledger's. Eight
-// clients in turn meet the edge of their share eight times.
+// database (SQLite with its embedded limiter or Redis, PostgreSQL with its
+// own), and four callers of one token on each, answer at most its share
+// together; every call past it is refused unsent, and the upstream's
+// charge equals the ledger's. Eight clients in turn meet the edge of their
+// share eight times.
 func TestProxySharesHoldAcrossProcesses(t *testing.T) {
 	const clients, share = 8, 10
 	for _, c := range []struct {
-		name  string
-		redis bool
-	}{{"embedded limiter", false}, {"redis", true}} {
+		name            string
+		redis, postgres bool
+	}{{"sqlite", false, false}, {"sqlite and redis", true, false}, {"postgresql", false, true}} {
 		t.Run(c.name, func(t *testing.T) {
 			h := newHarness(t)
 			if c.redis {
 				h.withRedis()
+			}
+			openLedger, arg := func() *sql.DB { return openDB(t, h.db()) }, "?"
+			if c.postgres {
+				u := h.withPostgres()
+				openLedger, arg = func() *sql.DB { return openPG(t, u) }, "$1"
 			}
 			plans := filepath.Join(h.dir, "plans.yaml")
 			if err := os.WriteFile(plans, []byte(fmt.Sprintf("plans:\n  team: {limit: 6000, window: 1h, proxy: {daily: {default: %d}}}\n", share)), 0o644); err != nil {
@@ -138,6 +145,11 @@ func TestProxySharesHoldAcrossProcesses(t *testing.T) {
 			for range 2 {
 				_, base := startProxy(t, h)
 				bases = append(bases, base)
+			}
+			db := openLedger()
+			spent := func(client string) int64 {
+				return queryInt(t, db, `SELECT coalesce(sum(units), 0) FROM ledger WHERE client LIKE `+arg+`
+  AND NOT EXISTS (SELECT 1 FROM ledger_given_back g WHERE g.quota_key = ledger.quota_key AND g.call_id = ledger.call_id)`, client)
 			}
 			var answered, refused, other atomic.Int64
 			for k := range clients {
@@ -152,15 +164,14 @@ func TestProxySharesHoldAcrossProcesses(t *testing.T) {
 					}()
 				}
 				wg.Wait()
-				if n := queryInt(t, openDB(t, h.db()), `SELECT coalesce(sum(units), 0) FROM ledger WHERE client = ?
-  AND NOT EXISTS (SELECT 1 FROM ledger_given_back g WHERE g.quota_key = ledger.quota_key AND g.call_id = ledger.call_id)`, name); n > share {
+				if n := spent(name); n > share {
 					t.Errorf("%s spent %d units through two proxies, over its share of %d", name, n, share)
 				}
 			}
 			if other.Load() != 0 {
 				t.Errorf("%d calls answered neither 200 nor 403", other.Load())
 			}
-			charged, led := h.fake.Charged(testKey), ledgerUnits(t, h.db(), "default")
+			charged, led := h.fake.Charged(testKey), spent("%")
 			if charged != answered.Load() || led != charged {
 				t.Errorf("%d calls answered, the upstream charged %d units, the ledger holds %d: want each the same", answered.Load(), charged, led)
 			}
