@@ -45,6 +45,7 @@ func Check(h *History) []string {
 	out = append(out, checkExercised(h)...)
 	out = append(out, checkBackups(h)...)
 	out = append(out, checkTrackingStored(h)...)
+	out = append(out, checkRunsAsLogged(h)...)
 	return out
 }
 
