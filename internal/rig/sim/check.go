@@ -46,6 +46,8 @@ func Check(h *History) []string {
 	out = append(out, checkBackups(h)...)
 	out = append(out, checkTrackingStored(h)...)
 	out = append(out, checkRunsAsLogged(h)...)
+	out = append(out, checkChartsSpend(h)...)
+	out = append(out, checkBatches(h)...)
 	return out
 }
 
