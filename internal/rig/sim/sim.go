@@ -56,7 +56,7 @@ type Config struct {
 	// ask it for charts through the simulation (readers.go).
 	Readers bool
 	// Restarts stop the process without the nemesis, this long after
-	// Start each, and start it again a minute later: a long history's
+	// Start each, and start it again shortly after: a long history's
 	// process meets what it left in the database, as an upgrade's does.
 	Restarts []time.Duration
 }

@@ -279,8 +279,9 @@ func TestSimLong(t *testing.T) {
 	n := longDays(t)
 	// restarted past the terms' days, after the UTC midnight and before
 	// the day's prune, the process meets a database its scheduled prune
-	// has kept under the standing, and whose day of thirty days ago that
-	// prune has not yet taken: the prune's lag, not an upgrade's data
+	// has kept under the standing, and whose day past the standing's
+	// statistics that prune has not yet taken: the prune's lag, not an
+	// upgrade's data
 	var restarts []time.Duration
 	if at := time.Duration(n)*24*time.Hour - 22*time.Hour; at > 0 {
 		restarts = append(restarts, at)
