@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ingestworks/ingest/util/dsn"
+	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/util/envflag"
 	"github.com/ingestworks/ingest/web"
 )
@@ -70,7 +70,7 @@ func parsePurgeURLs(from, raw string) ([]*url.URL, error) {
 		}
 		u, err := url.Parse(part)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, usageErrorf("%s: want absolute http or https URLs such as http://127.0.0.1:6081/, comma separated, got %q", from, dsn.Redact(part))
+			return nil, usageErrorf("%s: want absolute http or https URLs such as http://127.0.0.1:6081/, comma separated, got %q", from, ingest.Redact(part))
 		}
 		out = append(out, u)
 	}
