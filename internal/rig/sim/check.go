@@ -45,6 +45,9 @@ func Check(h *History) []string {
 	out = append(out, checkExercised(h)...)
 	out = append(out, checkBackups(h)...)
 	out = append(out, checkTrackingStored(h)...)
+	out = append(out, checkRunsAsLogged(h)...)
+	out = append(out, checkChartsSpend(h)...)
+	out = append(out, checkBatches(h)...)
 	return out
 }
 

@@ -55,6 +55,10 @@ type Config struct {
 	// Readers serves the site on the daemon's --listen and has readers
 	// ask it for charts through the simulation (readers.go).
 	Readers bool
+	// Restarts stop the process without the nemesis, this long after
+	// Start each, and start it again shortly after: a long history's
+	// process meets what it left in the database, as an upgrade's does.
+	Restarts []time.Duration
 }
 
 // Interval is a span of the virtual calendar.
@@ -375,7 +379,12 @@ func (ev event) sigterm(h *History, p *process, up *Upstream) error {
 // behind (skewFor), in time order, none during another.
 func (c Config) nemesis(end time.Time) []event {
 	if !c.Nemesis {
-		return c.besides(end)
+		evs := c.besides(end)
+		for _, d := range c.Restarts {
+			evs = append(evs, event{at: c.Start.Add(d), down: time.Minute})
+		}
+		sort.Slice(evs, func(i, j int) bool { return evs[i].at.Before(evs[j].at) })
+		return evs
 	}
 	rng := rand.New(rand.NewPCG(c.Seed, 0x5eed))
 	var evs []event

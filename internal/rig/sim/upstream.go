@@ -72,6 +72,7 @@ type Call struct {
 	// First is a tracking call's first id: a pass asks the same ids in
 	// the same batches, so a batch asked twice in a slot is a pass run twice
 	First string
+	N     int // the ids a tracking call asked
 }
 
 // The kinds of call the checker tells apart.
@@ -148,6 +149,9 @@ func (u *Upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 			c.IDs = strings.Split(q.Get("id"), ",")
 		case KindStats:
 			c.First, _, _ = strings.Cut(q.Get("id"), ",")
+			for _, v := range q["id"] { // one id a value, or several a value
+				c.N += strings.Count(v, ",") + 1
+			}
 		}
 		u.mu.Lock()
 		// the count read in the lock, so that the calls' counts rise in
