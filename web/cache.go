@@ -2,7 +2,6 @@ package web
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -347,6 +346,7 @@ func (s *Server) build(w http.ResponseWriter, r *http.Request, k *keptHandler, u
 		return nil
 	}
 	a := newAnswer(b, mark, changed, nil)
+	b.release()
 	a.built, a.req, a.h, a.shared = started, detached(r), h, k.shared
 	s.answers.set.Put(uri, a)
 	s.answers.land(uri, f, a, nil)
@@ -390,6 +390,7 @@ func (s *Server) rebuild(r *http.Request, h http.Handler, uri string, before *an
 		switch {
 		case keepable(b):
 			a = newAnswer(b, mark, changed, before)
+			b.release()
 			a.built, a.req, a.h, a.shared = now, r, h, before.shared
 			s.answers.set.Put(uri, a)
 		case b.status >= http.StatusInternalServerError:
@@ -541,7 +542,7 @@ func (a *answer) fresh(mark string) bool {
 // buildAnswer runs the handler into a buffer, counting the build.
 func (s *Server) buildAnswer(r *http.Request, h http.Handler) *buffered {
 	s.answers.builds.Add(1)
-	b := &buffered{header: http.Header{}, status: http.StatusOK}
+	b := pooled(&buffered{header: http.Header{}, status: http.StatusOK})
 	h.ServeHTTP(b, forKept(r))
 	return b
 }
@@ -571,11 +572,7 @@ func newAnswer(b *buffered, mark string, changed time.Time, before *answer) *ans
 		a.gz = before.gz
 	}
 	if a.gz == nil && len(body) >= compressMin && compressible(b.header.Get("Content-Type")) {
-		var z bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&z, gzip.DefaultCompression) // the level is valid
-		zw.Write(body)
-		zw.Close()
-		a.gz = z.Bytes()
+		a.gz = gzipped(body)
 	}
 	return a
 }

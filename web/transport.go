@@ -10,6 +10,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ingestworks/ingest/web/signin"
@@ -79,11 +80,7 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request, b *buffered, share
 	}
 	if compressible(hdr.Get("Content-Type")) && hdr.Get("Content-Encoding") == "" {
 		if len(body) >= compressMin && acceptsGzip(r) {
-			var z bytes.Buffer
-			zw, _ := gzip.NewWriterLevel(&z, gzip.DefaultCompression) // the level is valid
-			zw.Write(body)
-			zw.Close()
-			body = z.Bytes()
+			body = gzipped(body)
 			hdr.Set("Content-Encoding", "gzip")
 		}
 	}
@@ -92,6 +89,26 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request, b *buffered, share
 	if r.Method != http.MethodHead {
 		w.Write(body)
 	}
+}
+
+// gzipWriters are reused, reset for each body: a writer's tables are most
+// of what compressing an answer allocates, and a reset writer writes what
+// a new one at its level would.
+var gzipWriters = sync.Pool{New: func() any {
+	zw, _ := gzip.NewWriterLevel(nil, gzip.DefaultCompression) // the level is valid
+	return zw
+}}
+
+// gzipped is body compressed with gzip.
+func gzipped(body []byte) []byte {
+	var z bytes.Buffer
+	zw := gzipWriters.Get().(*gzip.Writer)
+	zw.Reset(&z)
+	zw.Write(body)
+	zw.Close()
+	zw.Reset(nil) // holds nothing of this body while it waits
+	gzipWriters.Put(zw)
+	return z.Bytes()
 }
 
 // private reports whether r comes with the token or a session: not an
@@ -165,6 +182,31 @@ func (b *buffered) WriteHeader(status int) {
 func (b *buffered) Write(p []byte) (int, error) {
 	b.WriteHeader(http.StatusOK)
 	return b.buf.Write(p)
+}
+
+// buildBufs hold a build's bytes (Server.buildAnswer) until newAnswer has
+// kept a copy of their size: a page's bytes grown anew at every build were
+// most of what a build allocated. A buffer past maxPooledBuild goes with
+// its build, so that one large page holds no memory after it.
+var buildBufs sync.Pool // *[]byte
+
+const maxPooledBuild = 4 << 20
+
+// pooled is a buffered whose bytes come from buildBufs.
+func pooled(b *buffered) *buffered {
+	if p, ok := buildBufs.Get().(*[]byte); ok {
+		b.buf = *bytes.NewBuffer((*p)[:0])
+	}
+	return b
+}
+
+// release gives b's bytes back to buildBufs: b is not read again.
+func (b *buffered) release() {
+	if buf := b.buf.Bytes(); cap(buf) <= maxPooledBuild {
+		buf = buf[:0]
+		buildBufs.Put(&buf)
+	}
+	b.buf = bytes.Buffer{}
 }
 
 // staticFiles serves the stylesheet (and any other static file) under a
