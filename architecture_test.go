@@ -90,7 +90,7 @@ func importGraph(t *testing.T) map[string][]string {
 	return graph
 }
 
-// room is a package's name in the rooms: "root", "store", "util/dsn".
+// room is a package's name in the rooms: "root", "store", "util/envflag".
 func room(path string) string {
 	if path == module {
 		return "root"

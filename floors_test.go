@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -55,12 +56,14 @@ func floorsMap(t *testing.T) (floors map[string]int, top int, beside map[string]
 // map says why; never up. The top floor (the commands and the rigs) may
 // import itself. Every arrow beside the map names is in the code. The
 // folders stand as drawn: the rigs (internal/rig/) on the top floor, the
-// product's helpers (the rest of internal/) below the adapters.
+// product's helpers (the rest of internal/) below the adapters. An adapter
+// imports the root and its own folder's packages alone.
 func TestArrowsRunDown(t *testing.T) {
 	floors, top, beside := floorsMap(t)
 	holdFolders(t, floors, top)
 	used := map[string]bool{}
 	for pkg, imports := range importGraph(t) {
+		holdAdapter(t, pkg, imports)
 		from, ok := floors[pkg]
 		if !ok {
 			t.Errorf("docs/ARCHITECTURE.md puts %s on no floor", pkg)
@@ -103,5 +106,27 @@ func holdFolders(t *testing.T, floors map[string]int, top int) {
 		case strings.HasPrefix(r, "internal/") && !strings.HasPrefix(r, "internal/rig/"):
 			t.Errorf("%s stands under internal/ but not under internal/rig/: a rig goes under internal/rig/, a helper of the product under util/", r)
 		}
+	}
+}
+
+// adapters are the rooms of one technology each (the ledger is the
+// limiter's tables beside the store): what more than one of them needs is
+// the root's, what is one technology's stays in its adapter, so that an
+// adapter can be read, and replaced, standing on the root alone.
+var adapters = []string{"quota", "fetch", "store", "ledger"}
+
+// holdAdapter: an adapter imports no package of the module but the root
+// and those in its own folder (store/textnorm, the search index's own).
+func holdAdapter(t *testing.T, pkg string, imports []string) {
+	t.Helper()
+	if !slices.Contains(adapters, pkg) {
+		return
+	}
+	for _, p := range imports {
+		if !strings.HasPrefix(p, module+"/") || strings.HasPrefix(room(p), pkg+"/") {
+			continue
+		}
+		t.Errorf("the adapter %s imports %s: an adapter imports the root and its own technology alone; "+
+			"move what every part speaks to the root, what is one technology's to its adapter, or hand it in from wiring", pkg, room(p))
 	}
 }

@@ -19,6 +19,7 @@
 //	costs/                     the costs file's loader and checker
 //	fetch/                     the YouTube Data API v3 client
 //	store/                     the database (SQLite or PostgreSQL), its migrations
+//	store/textnorm/            the one normalization of the search index's text and its queries
 //	dbcopy/                    one database carried into another: db copy
 //	retention/                 what the database may no longer keep, deleted: prune, the terms' cuts
 //	ledger/                    the quota's book in it, and the embedded limiter's tables
@@ -31,15 +32,13 @@
 //	web/throttle/              what a request may cost: the API metered by plan, wrong tokens slowed, builds budgeted
 //	web/kept/                  what the kept answers may hold, and which go first
 //	web/signin/                the access token's strength and the sessions a sign-in starts
+//	web/edge/                  what the caches in front are told: how long, by which keys, what varies an answer
+//	web/transport/             how any answer leaves: held, tagged, 304, gzip; the static files
 //	proxy/                     the YouTube Data API forwarded to its clients, metered: ingest proxy
 //	publish/                   the readers' site written as files a static host serves
 //	ratelimit/                 the API clients' request limiter
 //	purge/                     the caches in front told what a landing changed
-//	util/textnorm/         the one normalization of indexed text and queries
-//	util/dsn/              server URLs checked, and redacted in every message
-//	util/protocol/         which server answers at a URL: a wrong one is a configuration error
 //	util/sdnotify/         systemd told the daemon is ready (sd_notify)
-//	util/silence/          a wait on a database bounded by its silence, not its length
 //	util/envflag/          each flag tied to its one environment variable
 //	util/termbar/          a progress bar, only when a person watches
 //	util/termtext/         text laid out for a terminal
@@ -74,7 +73,13 @@
 // window), the registry of upstream operations (ops.go: each one's name,
 // path, cost and what it fetches, defined once), log attribute keys
 // (logkeys.go), the Clock every part that reads the time is handed (package
-// clock builds it).
+// clock builds it) and the house's waits (wait.go), among them a wait on a
+// server bounded by its silence (silence.go); and what every part that
+// dials a server or prints a setting says of it: which server answered at
+// an address (protocol.go), and a URL that may hold a password checked and
+// printed the one way (redact.go). The adapters import these from here,
+// never a helper beside them, so that an adapter stands on the root and
+// its own technology alone.
 package ingest
 
 import (

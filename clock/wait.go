@@ -21,9 +21,6 @@ func NewTimer(d time.Duration) *time.Timer { return ingest.NewTimer(d) }
 // After is ingest.After.
 func After(d time.Duration) <-chan time.Time { return ingest.After(d) }
 
-// AfterFunc is ingest.AfterFunc.
-func AfterFunc(d time.Duration, f func()) *time.Timer { return ingest.AfterFunc(d, f) }
-
 // NewTicker is ingest.NewTicker.
 func NewTicker(d time.Duration) *time.Ticker { return ingest.NewTicker(d) }
 

@@ -15,7 +15,6 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/quota"
-	"github.com/ingestworks/ingest/util/dsn"
 )
 
 // Leaving is what quota seed back to the embedded limiter is told of the
@@ -46,7 +45,7 @@ type UnknownLedgersError struct {
 func (e *UnknownLedgersError) Error() string {
 	return fmt.Sprintf("%s: %s cannot say which ledgers spent in the window of quota key %s (%s): "+
 		"bring it back and run again; or, knowing every host that spent there, %s with each one's --ledger",
-		LeavingFlag, dsn.Redact(e.RedisURL), e.QuotaKey, dsn.Scrub(e.Said.Error(), e.RedisURL), GoneFlag)
+		LeavingFlag, ingest.Redact(e.RedisURL), e.QuotaKey, ingest.Scrub(e.Said.Error(), e.RedisURL), GoneFlag)
 }
 
 // UnknownLedgers is the configuration error of an UnknownLedgersError: the
@@ -94,10 +93,10 @@ func (r *Rules) learnPeers(ctx context.Context, db *Database, key string, held H
 	switch {
 	case was != "" && was != RedisHash(raw):
 		return ingest.ConfigErrorf("%s: %s is not the Redis this database's limiter was (%s, by the hash of the URL it ran with, its password "+
-			"left out): give that URL", LeavingFlag, dsn.Redact(raw), held.Name())
+			"left out): give that URL", LeavingFlag, ingest.Redact(raw), held.Name())
 	case was == "" && (held.Limiter != redisHolder || held.Redis != r.RedisAt(raw).Redis):
 		return ingest.ConfigErrorf("%s: %s is not the Redis this database's window lives in (%s): give that one's URL, or leave the flag out",
-			LeavingFlag, dsn.Redact(raw), held.Name())
+			LeavingFlag, ingest.Redact(raw), held.Name())
 	}
 	return db.Learn(ctx, raw, key)
 }

@@ -26,7 +26,6 @@ import (
 	"google.golang.org/api/youtube/v3"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/util/dsn"
 )
 
 // pageSize is the largest page the API serves, and the most ids one
@@ -147,7 +146,7 @@ func EndpointName(endpoint string) string {
 	if endpoint == "" {
 		return "Google's endpoint"
 	}
-	return dsn.Redact(endpoint)
+	return ingest.Redact(endpoint)
 }
 
 // endpoint checks an endpoint URL and ensures its trailing slash.

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/util/silence"
 )
 
 // Tables are the embedded quota limiter's tables (quota_log, quota_clock,
@@ -85,10 +84,10 @@ func (t Tables) stmt(ctx context.Context, tx *sql.Tx, q string) *sql.Stmt {
 }
 
 // row, rows and exec run a statement of the tables; each that returns is
-// the database's answer to a silence.Bound on ctx (on PostgreSQL the
+// the database's answer to an ingest.BoundBySilence on ctx (on PostgreSQL the
 // driver tells it too).
 func (t Tables) row(ctx context.Context, tx *sql.Tx, q string, args ...any) *sql.Row {
-	defer silence.Answered(ctx)
+	defer ingest.Answered(ctx)
 	if st := t.stmt(ctx, tx, q); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}
@@ -96,7 +95,7 @@ func (t Tables) row(ctx context.Context, tx *sql.Tx, q string, args ...any) *sql
 }
 
 func (t Tables) rows(ctx context.Context, tx *sql.Tx, q string, args ...any) (*sql.Rows, error) {
-	defer silence.Answered(ctx)
+	defer ingest.Answered(ctx)
 	if st := t.stmt(ctx, tx, q); st != nil {
 		return st.QueryContext(ctx, args...)
 	}
@@ -107,7 +106,7 @@ func (t Tables) rows(ctx context.Context, tx *sql.Tx, q string, args ...any) (*s
 }
 
 func (t Tables) exec(ctx context.Context, tx *sql.Tx, q string, args ...any) (sql.Result, error) {
-	defer silence.Answered(ctx)
+	defer ingest.Answered(ctx)
 	if st := t.stmt(ctx, tx, q); st != nil {
 		return st.ExecContext(ctx, args...)
 	}

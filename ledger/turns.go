@@ -18,8 +18,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ingestworks/ingest/clock"
-	"github.com/ingestworks/ingest/util/silence"
+	"github.com/ingestworks/ingest"
 	"github.com/jackc/pgx/v5/pgconn"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -54,7 +53,7 @@ func newSQLiteTurns(w, r *sql.DB) sqliteTurns { return sqliteTurns{w, &sqliteFil
 //
 // The turn follows the queue. Every process that holds the lock in turn
 // commits to the file, and each commit (its write-ahead log moving) tells
-// a silence.Bound on ctx that the file is alive; BEGIN is asked again
+// an ingest.BoundBySilence on ctx that the file is alive; BEGIN is asked again
 // while the lock stays busy and the file moves. A holder that commits
 // nothing for the bound, stopped or hung with the lock, leaves the file
 // still, and the wait ends there.
@@ -64,7 +63,7 @@ func (t sqliteTurns) Decide(ctx context.Context, _ string, _ time.Duration) (*sq
 	for {
 		tx, err := t.w.BeginTx(ctx, nil)
 		if err == nil {
-			silence.Answered(ctx)
+			ingest.Answered(ctx)
 			return tx, nil
 		}
 		if ctx.Err() != nil || !sqliteBusy(err) {
@@ -81,7 +80,7 @@ type sqliteFile struct {
 	path string // "" for a database with no file
 }
 
-// watch tells a silence.Bound on ctx each time the file or its
+// watch tells an ingest.BoundBySilence on ctx each time the file or its
 // write-ahead log changes, until stop.
 func (f *sqliteFile) watch(ctx context.Context) (stop func()) {
 	f.once.Do(func() {
@@ -103,9 +102,9 @@ func (f *sqliteFile) watch(ctx context.Context) (stop func()) {
 	// Most decisions have the lock at once: the looking starts only
 	// once one has waited a look's time.
 	done := make(chan struct{})
-	start := clock.AfterFunc(fileLook, func() {
+	start := ingest.AfterFunc(fileLook, func() {
 		last := look()
-		tick := clock.NewTicker(fileLook)
+		tick := ingest.NewTicker(fileLook)
 		defer tick.Stop()
 		for {
 			select {
@@ -116,7 +115,7 @@ func (f *sqliteFile) watch(ctx context.Context) (stop func()) {
 			case <-tick.C:
 				if now := look(); now != last {
 					last = now
-					silence.Answered(ctx)
+					ingest.Answered(ctx)
 				}
 			}
 		}
@@ -185,7 +184,7 @@ const (
 //
 // The turn follows the queue: the lock is asked for with half the timeout,
 // and asked for again while the server keeps saying it is held, each
-// answer a sign the server works (silence.Bound); the holders ahead are
+// answer a sign the server works (ingest.BoundBySilence); the holders ahead are
 // each ended by the server if they go idle. Only ctx ends the wait.
 func (t pgTurns) Decide(ctx context.Context, quotaKey string, timeout time.Duration) (*sql.Tx, error) {
 	for {

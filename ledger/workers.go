@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/clock"
 )
 
 // WorkerTTL is how long a worker's lease on its database lives without
@@ -145,7 +144,7 @@ func (l *Ledger) hold(ctx context.Context, name, what string, log *slog.Logger) 
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		tick := clock.NewTicker(WorkerTTL / 3)
+		tick := ingest.NewTicker(WorkerTTL / 3)
 		defer tick.Stop()
 		for {
 			select {

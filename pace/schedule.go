@@ -7,6 +7,8 @@ import (
 	"maps"
 	"math"
 	"time"
+
+	"github.com/ingestworks/ingest"
 )
 
 // maxLook bounds how many of its slots Next looks ahead for a due one.
@@ -179,27 +181,59 @@ func (p *Pacer) Plan(ctx context.Context) (Status, error) {
 	return p.status(), nil
 }
 
-// Kept is what the plan's tier-1 region charts spend of pool from now to
-// the plan's horizon in it (the pool's reset, or its window), at their
-// planned cadence, rounded up, and that horizon: what the proxy keeps
-// from its clients, and what report says is not theirs.
-func (s Status) Kept(pool string, now time.Time) (int64, time.Time) {
-	var end time.Time
-	for _, p := range s.Pools {
-		if p.Pool == pool {
-			end = p.End
-		}
-	}
-	left := end.Sub(now)
-	if left <= 0 {
-		return 0, end
+// tierOne is what the plan's tier-1 region charts spend of pool over span
+// at their planned cadence, rounded up.
+func (s Status) tierOne(pool string, span time.Duration) int64 {
+	if span <= 0 {
+		return 0
 	}
 	var need float64
 	for _, e := range s.Entries {
 		if e.Priority != 0 || e.Tier > 1 || e.Dropped || e.Every <= 0 || e.Every == Never {
 			continue
 		}
-		need += e.Cost[pool] * math.Ceil(float64(left)/float64(e.Every))
+		need += e.Cost[pool] * math.Ceil(float64(span)/float64(e.Every))
 	}
-	return int64(math.Ceil(need)), end
+	return int64(math.Ceil(need))
+}
+
+func (s Status) pool(name string) PoolStatus {
+	for _, p := range s.Pools {
+		if p.Pool == name {
+			return p
+		}
+	}
+	return PoolStatus{Pool: name}
+}
+
+// Left is what of one pool others may take now beside the plan's tier-1
+// charts, and the budget of the pool that says so: its window, or its day.
+type Left struct {
+	Units  int64     // what may be taken now: Room less Kept, never below zero
+	Room   int64     // what the binding budget has left
+	Kept   int64     // what the tier-1 charts need of Room
+	Window bool      // the pool's window binds, not its day
+	End    time.Time // the plan's horizon in the pool: its reset, or its window
+}
+
+// LeftBeside is what of the pool st others may take now and leave the
+// plan's tier-1 charts their passes (what the proxy keeps from its
+// clients, and what report says is not theirs): of the window's room,
+// their need over the next whole window, and of the day's, their need to
+// the reset. That suffices because a unit taken now stays in the window
+// for one window and no longer, so the window at any moment of the next
+// holds at most what it holds now and what is taken since, and the day
+// drops nothing before its reset. A plan without its pool's window (one
+// older than the field) keeps the window's need to the horizon only.
+func (s Status) LeftBeside(st ingest.PoolState, now time.Time) Left {
+	p := s.pool(st.Pool)
+	day := Left{Room: st.Remaining, Kept: s.tierOne(st.Pool, p.End.Sub(now)), End: p.End}
+	win := Left{Room: max(st.Limit-st.Reserve-st.Used, 0), Window: true, End: p.End,
+		Kept: s.tierOne(st.Pool, max(p.Window, p.End.Sub(now)))}
+	l := day
+	if win.Room-win.Kept < day.Room-day.Kept {
+		l = win
+	}
+	l.Units = max(l.Room-l.Kept, 0)
+	return l
 }

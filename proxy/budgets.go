@@ -23,7 +23,7 @@ type Books interface {
 // budgets decides, before the limiter is asked, whether a client's plan
 // lets it make a call: the operation within its plan, its daily share of
 // each pool, what the daemon's published plan needs for its tier-1
-// charts until the pool frees kept from every client, and the shares of
+// charts kept from every client, and the shares of
 // the plans of an earlier priority kept from those of a later one.
 type budgets struct {
 	plans    *ratelimit.APIPlans
@@ -33,7 +33,8 @@ type budgets struct {
 	quotaKey string
 	clock    ingest.Clock
 	// mu makes a client's budget read and its call taken one step in this
-	// process, so that calls at once never pass a share together.
+	// process, so that its calls at once seldom meet at a share's edge;
+	// across processes the count after the take (gate) is what holds it.
 	mu sync.Mutex
 }
 
@@ -47,7 +48,14 @@ type overBudget struct{ r refusal }
 
 func (e *overBudget) Error() string { return e.r.budget + ": " + e.r.why }
 
-// gate is inner, the limiter's gate, behind the client's budget.
+// gate is inner, the limiter's gate, behind the client's budget. A call
+// the limiter took is counted against the client's daily share again, in
+// the ledger that holds it now, and given back unsent when the share is
+// past: the limiter writes every call it admits to the ledger before it
+// answers, so of the calls of every proxy process on the ledger, the last
+// one written that is sent counted all the others sent before it, and
+// none is sent past the share. Calls that meet at the edge may both be
+// given back, never both sent.
 func (b *budgets) gate(inner ingest.Gate, client, plan string) ingest.Gate {
 	return func(ctx context.Context, op string) (func(context.Context) error, error) {
 		b.mu.Lock()
@@ -55,7 +63,18 @@ func (b *budgets) gate(inner ingest.Gate, client, plan string) ingest.Gate {
 		if err := b.admit(ctx, client, plan, op); err != nil {
 			return ingest.NoGiveBack, err
 		}
-		return inner(ctx, op)
+		giveBack, err := inner(ctx, op)
+		if err != nil {
+			return giveBack, err
+		}
+		charges, _ := b.costs.Op(op) // admit read it
+		if err := b.share(ctx, client, b.plans.ProxyOf(plan), charges, b.clock.Now(), true); err != nil {
+			if gb := giveBack(ctx); gb != nil {
+				return ingest.NoGiveBack, fmt.Errorf("give back a call past the share: %w", gb)
+			}
+			return ingest.NoGiveBack, err
+		}
+		return giveBack, nil
 	}
 }
 
@@ -71,15 +90,16 @@ func (b *budgets) admit(ctx context.Context, client, plan, op string) error {
 			plan, op, units, pp.MaxCost)}
 	}
 	now := b.clock.Now()
-	if err := b.share(ctx, client, pp, charges, now); err != nil {
+	if err := b.share(ctx, client, pp, charges, now, false); err != nil {
 		return err
 	}
 	return b.leftToClients(ctx, plan, charges, now)
 }
 
 // share refuses a call past the client's daily share of a pool, counted
-// from the ledger since the start of the upstream's day.
-func (b *budgets) share(ctx context.Context, client string, pp ratelimit.ProxyPlan, charges []ingest.Charge, now time.Time) error {
+// from the ledger since the start of the upstream's day; taken says the
+// ledger holds the call already.
+func (b *budgets) share(ctx context.Context, client string, pp ratelimit.ProxyPlan, charges []ingest.Charge, now time.Time, taken bool) error {
 	if len(pp.Daily) == 0 {
 		return nil
 	}
@@ -90,7 +110,11 @@ func (b *budgets) share(ctx context.Context, client string, pp ratelimit.ProxyPl
 	}
 	for _, c := range charges {
 		daily, capped := pp.Daily[c.Pool]
-		if used := spent[client][c.Pool]; capped && used+c.Units > daily {
+		used := spent[client][c.Pool]
+		if taken {
+			used -= c.Units
+		}
+		if capped && used+c.Units > daily {
 			return &overBudget{refusal{budget: fmt.Sprintf("client %s's daily share of pool %s", client, c.Pool),
 				limit: daily, window: 24 * time.Hour, remaining: daily - used, freeAt: reset, spent: true,
 				why: fmt.Sprintf("%d of %d units spent today", used, daily)}}
@@ -100,8 +124,9 @@ func (b *budgets) share(ctx context.Context, client string, pp ratelimit.ProxyPl
 }
 
 // leftToClients refuses a call that would take what the daemon's
-// published plan needs for its tier-1 charts before the pool frees, or,
-// of what that leaves to clients, the floor the plans before the
+// published plan needs for its tier-1 charts (pace.Status.LeftBeside: in
+// the pool's window over the next whole window, in its day to the reset),
+// or, of what that leaves to clients, the floor the plans before the
 // client's own keep (ratelimit.APIPlans.FloorOf): the clients spend what
 // the daemon's plan leaves, the later priorities what the earlier ones'
 // shares leave.
@@ -112,13 +137,8 @@ func (b *budgets) leftToClients(ctx context.Context, plan string, charges []inge
 	}
 	var pools []ingest.PoolState
 	for _, c := range charges {
-		var need int64
-		end := ingest.UpstreamReset(now)
-		if paced {
-			need, end = st.Kept(c.Pool, now)
-		}
 		floor := b.plans.FloorOf(plan, c.Pool)
-		if need == 0 && floor == 0 {
+		if !paced && floor == 0 {
 			continue
 		}
 		if pools == nil {
@@ -127,25 +147,39 @@ func (b *budgets) leftToClients(ctx context.Context, plan string, charges []inge
 			}
 		}
 		for _, s := range pools {
-			if s.Pool != c.Pool || s.Remaining-need-floor >= c.Units {
+			left := pace.Left{Units: s.Remaining, Room: s.Remaining, End: ingest.UpstreamReset(now)}
+			if paced {
+				left = st.LeftBeside(s, now)
+			}
+			if s.Pool != c.Pool || left.Units-floor >= c.Units {
 				continue
 			}
-			p, _ := b.costs.Pool(c.Pool)
-			r := refusal{budget: "pool " + c.Pool + "'s part left to clients", limit: p.Capacity(), window: p.Window,
-				remaining: max(s.Remaining-need, 0), freeAt: end,
-				why: fmt.Sprintf("the daemon's plan keeps %d of the %d units left for its tier-1 charts", need, s.Remaining)}
-			if s.Remaining-need >= c.Units {
-				pri := b.plans.ProxyOf(plan).Priority
-				r.budget = fmt.Sprintf("pool %s's part left to clients of priority %d", c.Pool, pri)
-				r.remaining = max(s.Remaining-need-floor, 0)
-				r.why = fmt.Sprintf("of the %d units left to clients, the plans of an earlier priority than %d keep %d, their daily shares",
-					s.Remaining-need, pri, floor)
-			}
-			r.spent = !r.freeAt.Before(ingest.UpstreamReset(now).Add(-time.Minute))
-			return &overBudget{r}
+			return &overBudget{b.leftRefusal(plan, c, left, floor, now)}
 		}
 	}
 	return nil
+}
+
+// leftRefusal says which part left to clients has no room for charge c:
+// what the daemon's plan keeps, or the floor of the plans before plan.
+func (b *budgets) leftRefusal(plan string, c ingest.Charge, left pace.Left, floor int64, now time.Time) refusal {
+	p, _ := b.costs.Pool(c.Pool)
+	of := "the pool's day until its reset"
+	if left.Window {
+		of = "the pool's window over the next whole window"
+	}
+	r := refusal{budget: "pool " + c.Pool + "'s part left to clients", limit: p.Capacity(), window: p.Window,
+		remaining: left.Units, freeAt: left.End,
+		why: fmt.Sprintf("the daemon's plan keeps %d of the %d units left for its tier-1 charts, their need in %s", left.Kept, left.Room, of)}
+	if left.Units >= c.Units {
+		pri := b.plans.ProxyOf(plan).Priority
+		r.budget = fmt.Sprintf("pool %s's part left to clients of priority %d", c.Pool, pri)
+		r.remaining = max(left.Units-floor, 0)
+		r.why = fmt.Sprintf("of the %d units left to clients, the plans of an earlier priority than %d keep %d, their daily shares",
+			left.Units, pri, floor)
+	}
+	r.spent = !r.freeAt.Before(ingest.UpstreamReset(now).Add(-time.Minute))
+	return r
 }
 
 // published is the daemon's plan, when a daemon paces this quota key now.

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/internal/rig/clocktest"
 	"github.com/ingestworks/ingest/internal/rig/passtest"
 	"github.com/ingestworks/ingest/pace"
 )
@@ -172,5 +174,62 @@ operations:
 	}
 	if charged := r.up.Fake.Charged(passtest.Key); charged != 10 {
 		t.Errorf("the upstream charged %d units, want the pool's 10", charged)
+	}
+}
+
+// What a client takes stays in the pool's window a whole window: an hour
+// before the Pacific reset, a greedy client leaves the daemon's hourly
+// tier-1 chart its need over the next whole window, not only to the reset,
+// so that each of its passes through the next day finds room though the
+// day's count starts again at the reset and the window's does not.
+func TestAGreedyClientBeforeTheResetLeavesTierOneTheWindow(t *testing.T) {
+	const small = `
+pools:
+  default: {limit: 40, reserve: 0, window: 24h, day: America/Los_Angeles}
+  search:  {limit: 100, reserve: 0, window: 24h, day: America/Los_Angeles}
+  stats:   {limit: 10000, reserve: 0, window: 24h, day: America/Los_Angeles}
+operations:
+  videos.list:          {default: 1}
+  videoCategories.list: {default: 1}
+  i18nRegions.list:     {default: 1}
+  search.list:          {search: 1}
+  videos.batchGetStats: {stats: 1}
+`
+	reset := ingest.UpstreamReset(time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC))
+	clk := clocktest.NewFake(reset.Add(-time.Hour))
+	r := newRigAt(t, small, "plans:\n  team: {limit: 100, window: 1h}\n", clk)
+	ctx, now := context.Background(), clk.Now()
+	plan := pace.Status{At: now, Pools: []pace.PoolStatus{{Pool: "default", End: reset, Window: 24 * time.Hour}},
+		Entries: []pace.EntryStatus{{Name: "US", Tier: 1, Floor: time.Hour, Every: time.Hour, Cost: map[string]float64{"default": 1}}}}
+	doc, err := json.Marshal(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.ledger.SavePlan(ctx, passtest.QuotaKey, now, doc); err != nil {
+		t.Fatal(err)
+	}
+	svc := r.service(t, r.token)
+	var spent int
+	for range 41 {
+		if _, err := svc.I18nRegions.List([]string{"snippet"}).Do(); err != nil {
+			if ge := apiError(t, err); !strings.Contains(ge.Message, "over the next whole window") {
+				t.Errorf("the refusal: HTTP %d %q, want it to name the window's need", ge.Code, ge.Message)
+			}
+			break
+		}
+		spent++
+	}
+	if spent != 16 {
+		t.Errorf("the client made %d calls, want the 16 that 24 hourly passes leave of 40", spent)
+	}
+	for h := range 24 {
+		clk.AdvanceTo(now.Add(time.Duration(h) * time.Hour))
+		d, err := r.up.Limiter.Take(ctx, ingest.Caller{Region: "US"}, ingest.OpVideosList)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !d.Allowed {
+			t.Fatalf("tier 1's pass %d h after the client, %s: refused (%+v), want room", h, clk.Now().Format(time.RFC3339), d.Pools)
+		}
 	}
 }

@@ -39,7 +39,10 @@
 // A client's plan (ratelimit.ProxyPlan) bounds it before the limiter is
 // asked: the operations it may call, its daily share of each pool, what
 // the daemon's published plan keeps for its tier-1 charts, and, by its
-// priority, the daily shares of the plans before it.
+// priority, the daily shares of the plans before it. The share is counted
+// again once the limiter has written the call to the ledger, and the call
+// given back unsent if it is past: so it holds across proxy processes on
+// one database, which no lock in one process could promise.
 //
 // # Refusals the official clients read
 //

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/api/option"
 	"google.golang.org/api/youtube/v3"
 
+	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/clients"
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/internal/rig/fakeyt"
@@ -45,6 +46,13 @@ func newRig(t *testing.T, costsYAML string) *rig {
 // client's token on plan team.
 func newRigWith(t *testing.T, costsYAML, plansYAML string) *rig {
 	t.Helper()
+	return newRigAt(t, costsYAML, plansYAML, nil)
+}
+
+// newRigAt is newRigWith on clk, the limiter's, the ledger's and the
+// proxy's (nil: the host's).
+func newRigAt(t *testing.T, costsYAML, plansYAML string, clk ingest.Clock) *rig {
+	t.Helper()
 	db := storetest.Open(t)
 	c := costs.Default()
 	if costsYAML != "" {
@@ -53,7 +61,7 @@ func newRigWith(t *testing.T, costsYAML, plansYAML string) *rig {
 			t.Fatal(err)
 		}
 	}
-	up := passtest.NewWith(t, db, passtest.Options{Costs: c})
+	up := passtest.NewWith(t, db, passtest.Options{Costs: c, Clock: clk})
 	up.Fake.AllowKeys(passtest.Key)
 	cl := clients.New(db)
 	tok, err := cl.AddToken(context.Background(), "ann", "team", up.Clock.Now())

@@ -12,17 +12,16 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/util/silence"
 )
 
 // SQLiteTimeout is how long a decision on SQLite waits while the file
-// stands still (silence.Bound): behind other processes' turns, each
+// stands still (ingest.BoundBySilence): behind other processes' turns, each
 // commit moving the file, it waits on; a holder that commits nothing this
 // long is stuck. As long as the busy timeout in store.DSN.
 const SQLiteTimeout = 10 * time.Second
 
 // PostgresTimeout is how long a decision on PostgreSQL waits for the
-// server's next answer (silence.Bound): a decision of many statements, or
+// server's next answer (ingest.BoundBySilence): a decision of many statements, or
 // one waiting its turn behind other hosts', takes as long as the server
 // keeps answering; a server silent this long is down.
 const PostgresTimeout = 5 * time.Second
@@ -136,7 +135,7 @@ func (s *embedded) Spend(ctx context.Context, by ingest.Caller, op string, charg
 	if err != nil {
 		return ingest.Decision{}, fmt.Errorf("limiter: %w", err)
 	}
-	tctx, cancel := silence.Bound(ctx, s.opts.Timeout)
+	tctx, cancel := ingest.BoundBySilence(ctx, s.opts.Timeout)
 	defer cancel()
 	d, err := s.spend(tctx, op, cs, up)
 	var cerr *ConfigError
@@ -439,7 +438,7 @@ func (s *embedded) Block(ctx context.Context, pool, op string) (time.Time, error
 // write runs fn in a transaction alone on the quota key, bounded by the
 // timeout (and at least least), and commits.
 func (s *embedded) write(ctx context.Context, least time.Duration, fn func(tx *sql.Tx) error) error {
-	ctx, cancel := silence.Bound(ctx, max(s.opts.Timeout, least))
+	ctx, cancel := ingest.BoundBySilence(ctx, max(s.opts.Timeout, least))
 	defer cancel()
 	tx, err := s.t.Turns.Decide(ctx, s.opts.QuotaKey, s.opts.Timeout)
 	if err != nil {
@@ -457,7 +456,7 @@ func (s *embedded) write(ctx context.Context, least time.Duration, fn func(tx *s
 // find it missing from the log and put it back.
 func (s *embedded) Refund(ctx context.Context, call ingest.Call) error {
 	return s.opts.refund(ctx, call, true, func(ctx context.Context, call ingest.Call) error {
-		ctx, cancel := silence.Bound(ctx, max(s.opts.Timeout, 5*time.Second))
+		ctx, cancel := ingest.BoundBySilence(ctx, max(s.opts.Timeout, 5*time.Second))
 		defer cancel()
 		logWrites.Add(1) // before and after: a decision between the two reads the log
 		defer logWrites.Add(1)
@@ -470,7 +469,7 @@ func (s *embedded) Refund(ctx context.Context, call ingest.Call) error {
 // counts them all the same. It counts no other worker (Others): the log
 // lives in one database, and every process on it is one worker.
 func (s *embedded) State(ctx context.Context) ([]ingest.PoolState, error) {
-	ctx, cancel := silence.Bound(ctx, max(s.opts.Timeout, 5*time.Second))
+	ctx, cancel := ingest.BoundBySilence(ctx, max(s.opts.Timeout, 5*time.Second))
 	defer cancel()
 	tx, err := s.t.Turns.Read(ctx)
 	if err != nil {
@@ -610,7 +609,7 @@ func (s *embedded) ApplyConfig(ctx context.Context) ([]ConfigChange, error) {
 // release it. Lease times are leaseClock's.
 func (s *embedded) Lock(ctx context.Context, name string, ttl time.Duration) (func(), bool, error) {
 	tok := token()
-	tctx, cancel := silence.Bound(ctx, max(s.opts.Timeout, 5*time.Second))
+	tctx, cancel := ingest.BoundBySilence(ctx, max(s.opts.Timeout, 5*time.Second))
 	defer cancel()
 	now, err := s.leaseClock(tctx, nil)
 	ok := false

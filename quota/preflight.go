@@ -15,8 +15,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/util/dsn"
-	"github.com/ingestworks/ingest/util/protocol"
 )
 
 // redisLogger sends go-redis's own messages through slog at debug, so
@@ -30,17 +28,17 @@ func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
 
 // Dial parses raw, a Redis URL given as flag (which its errors name): one
 // server, or a cluster when addr= lists more nodes; the limiter's timeouts
-// reach the socket. No error quotes any part of the password (util/dsn).
+// reach the socket. No error quotes any part of the password (ingest.Redact).
 func Dial(raw, flag string) (redis.UniversalClient, error) {
 	if err := redisScheme(raw, flag); err != nil {
 		return nil, err
 	}
-	if err := dsn.Check(raw); err != nil {
-		return nil, ingest.ConfigErrorf("%s: %s: %w", flag, dsn.Redact(raw), err)
+	if err := ingest.CheckURL(raw); err != nil {
+		return nil, ingest.ConfigErrorf("%s: %s: %w", flag, ingest.Redact(raw), err)
 	}
 	c, err := NewClient(raw, DefaultTimeout)
 	if err != nil {
-		return nil, ingest.ConfigErrorf("%s: %s: %s", flag, dsn.Redact(raw), dsn.Scrub(err.Error(), raw))
+		return nil, ingest.ConfigErrorf("%s: %s: %s", flag, ingest.Redact(raw), ingest.Scrub(err.Error(), raw))
 	}
 	return c, nil
 }
@@ -67,7 +65,7 @@ func Reached(ctx context.Context, c redis.UniversalClient, raw, flag string, log
 	err := CheckAccess(ctx, c)
 	switch {
 	case errors.As(err, &ae):
-		return true, ingest.ConfigErrorf("%s: %s: %w", flag, dsn.Redact(raw), ae)
+		return true, ingest.ConfigErrorf("%s: %s: %w", flag, ingest.Redact(raw), ae)
 	case err != nil && Unreached(err):
 		return false, nil
 	case err != nil:
@@ -84,8 +82,8 @@ func wrongServer(ctx context.Context, raw, flag string) error {
 	if addr == "" {
 		return nil
 	}
-	p := protocol.Identify(ctx, network, addr)
-	if p == protocol.Unknown || p == protocol.Redis {
+	p := ingest.IdentifyServer(ctx, network, addr)
+	if p == ingest.ProtocolUnknown || p == ingest.ProtocolRedis {
 		return nil
 	}
 	return ingest.ConfigErrorf("%s: the server at %s %s, not Redis: "+
@@ -98,24 +96,24 @@ func wrongServer(ctx context.Context, raw, flag string) error {
 // password.
 func redisScheme(raw, flag string) error {
 	const want = "want redis://[:PASSWORD@]HOST:6379/0 (rediss:// for TLS, unix:///PATH for a socket)"
-	scheme, found := dsn.Scheme(raw)
+	scheme, found := ingest.URLScheme(raw)
 	known := scheme == "redis" || scheme == "rediss" || scheme == "unix"
 	switch {
 	case !found:
 		return ingest.ConfigErrorf("%s: not a URL: %s", flag, want)
 	case known && strings.HasPrefix(raw, scheme+"://"):
 		return nil
-	case known && dsn.Colonless(raw):
-		return ingest.ConfigErrorf("%s: %s: the scheme lacks its colon: %s", flag, dsn.Redact(raw), want)
+	case known && ingest.ColonlessURL(raw):
+		return ingest.ConfigErrorf("%s: %s: the scheme lacks its colon: %s", flag, ingest.Redact(raw), want)
 	case known:
-		return ingest.ConfigErrorf("%s: %s: the scheme takes two slashes: %s", flag, dsn.Redact(raw), want)
+		return ingest.ConfigErrorf("%s: %s: the scheme takes two slashes: %s", flag, ingest.Redact(raw), want)
 	}
-	return ingest.ConfigErrorf("%s: %s: the scheme %q is not Redis's: %s", flag, dsn.Redact(raw), scheme, want)
+	return ingest.ConfigErrorf("%s: %s: the scheme %q is not Redis's: %s", flag, ingest.Redact(raw), scheme, want)
 }
 
 // Host is the host part of a Redis URL, never its password.
 func Host(raw string) string {
-	raw = dsn.Redact(raw)
+	raw = ingest.Redact(raw)
 	if i := strings.LastIndex(raw, "@"); i >= 0 {
 		raw = raw[i+1:]
 	} else if j := strings.Index(raw, "://"); j >= 0 {

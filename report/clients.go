@@ -46,7 +46,7 @@ func byClient(calls []ingest.Call) []ClientUnits {
 
 // leftToClients is, by pool, what the proxy's clients may still take: what
 // the limiter has left less what the daemon's published plan keeps for its
-// tier-1 charts (pace.Status.Kept); the pools whole when no daemon paces.
+// tier-1 charts (pace.Status.LeftBeside); the pools whole when no daemon paces.
 func (r *Report) leftToClients(ctx context.Context, src Sources) error {
 	doc, _, ok, err := src.DB.Plan(ctx, src.QuotaKey)
 	if err != nil {
@@ -58,8 +58,7 @@ func (r *Report) leftToClients(ctx context.Context, src Sources) error {
 	for _, p := range r.Pools {
 		left := p.Remaining
 		if paced {
-			kept, _ := st.Kept(p.Pool, r.Now)
-			left -= kept
+			left = st.LeftBeside(p.PoolState, r.Now).Units
 		}
 		r.LeftToClients[p.Pool] = max(left, 0)
 	}

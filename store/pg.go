@@ -18,8 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/ingestworks/ingest/util/dsn"
-	"github.com/ingestworks/ingest/util/protocol"
+	"github.com/ingestworks/ingest"
 )
 
 // pgLockKey is the advisory lock that serializes migrations: two hosts
@@ -56,13 +55,13 @@ func Where(db string) string {
 }
 
 // Redact returns a --db value fit to print: a URL without any part of its
-// password, however it is written (util/dsn), its scheme misspelt
+// password, however it is written (ingest.Redact), its scheme misspelt
 // too; a file's path as it is.
 func Redact(db string) string {
-	if _, url := dsn.Scheme(db); !IsURL(db) && !url {
+	if _, url := ingest.URLScheme(db); !IsURL(db) && !url {
 		return db
 	}
-	return dsn.Redact(db)
+	return ingest.Redact(db)
 }
 
 // CheckURL checks that a PostgreSQL --db value parses (nil for a file);
@@ -95,18 +94,18 @@ func foreignURL(db string) error {
 		return &PathError{"(a connection string of keywords, not shown: it may hold a password)", "is not a URL",
 			"write it as postgres://USER:PASSWORD@HOST:5432/DB?sslmode=... (docs/operations/store.md, The URL)"}
 	}
-	scheme, ok := dsn.Scheme(db)
+	scheme, ok := ingest.URLScheme(db)
 	if !ok {
 		return nil
 	}
 	problem := fmt.Sprintf("is a URL whose scheme %q is not one ingest opens", scheme)
 	switch {
-	case dsn.Colonless(db):
+	case ingest.ColonlessURL(db):
 		problem = "is a URL whose scheme lacks its colon (" + scheme + "//, not " + scheme + "://)"
 	case scheme == "postgres" || scheme == "postgresql":
 		problem = "is a URL whose scheme lacks the two slashes of " + scheme + "://"
 	}
-	return &PathError{dsn.Redact(db), problem,
+	return &PathError{ingest.Redact(db), problem,
 		"write postgres:// or postgresql:// (lower case, two slashes) for PostgreSQL, or a file's path for SQLite (./ before a file name with a colon)"}
 }
 
@@ -169,12 +168,12 @@ func openPostgres(ctx context.Context, rawURL string, migrate bool) (*DB, error)
 // % as it is (pgx ends the user information at the first @, net/url at
 // the last, and either may quote the rest as a host or a database).
 func checkUserInfo(rawURL string) error {
-	err := dsn.Check(rawURL)
+	err := ingest.CheckURL(rawURL)
 	switch {
-	case errors.Is(err, dsn.ErrUnencoded):
-		return &PathError{Redact(rawURL), "has a reserved character as it is in its user or password", dsn.Hint}
+	case errors.Is(err, ingest.ErrURLUnencoded):
+		return &PathError{Redact(rawURL), "has a reserved character as it is in its user or password", ingest.URLHint}
 	case err != nil:
-		return &PathError{Redact(rawURL), "does not parse as a URL", "if a password holds @ : / ? # or %, " + dsn.Hint}
+		return &PathError{Redact(rawURL), "does not parse as a URL", "if a password holds @ : / ? # or %, " + ingest.URLHint}
 	}
 	return nil
 }
@@ -224,7 +223,7 @@ func connectError(err error, rawURL string) error {
 	name := Redact(rawURL)
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && strings.HasPrefix(pe.Code, "28") {
-		return &PathError{name, "is refused by the server (" + dsn.Scrub(pe.Message, rawURL) + ")",
+		return &PathError{name, "is refused by the server (" + ingest.Scrub(pe.Message, rawURL) + ")",
 			"check the user, password and sslmode in --db / INGEST_DB, and the server's pg_hba.conf for this host"}
 	}
 	if pe := wrongServer(err, rawURL); pe != nil {
@@ -234,7 +233,7 @@ func connectError(err error, rawURL string) error {
 		return &PathError{name, "asks for TLS (sslmode) that the server does not offer",
 			"set sslmode=prefer or disable in the URL for a server without TLS, or turn TLS on at the server"}
 	}
-	return &ConnectError{DB: name, Cause: dsn.Scrub(connectCause(err), rawURL), err: err}
+	return &ConnectError{DB: name, Cause: ingest.Scrub(connectCause(err), rawURL), err: err}
 }
 
 // wrongServer is a PathError when the server at the URL's address, having
@@ -254,8 +253,8 @@ func wrongServer(err error, rawURL string) error {
 	if strings.HasPrefix(cfg.Host, "/") {
 		network, addr = "unix", fmt.Sprintf("%s/.s.PGSQL.%d", cfg.Host, cfg.Port)
 	}
-	p := protocol.Identify(context.Background(), network, addr)
-	if p == protocol.Unknown || p == protocol.PostgreSQL {
+	p := ingest.IdentifyServer(context.Background(), network, addr)
+	if p == ingest.ProtocolUnknown || p == ingest.ProtocolPostgreSQL {
 		return nil
 	}
 	return &PathError{Redact(rawURL), fmt.Sprintf("reaches a server at %s that %s, not PostgreSQL", addr, p.Answered()),
@@ -283,7 +282,7 @@ func connectCause(err error) string {
 // quotes the connection string in some of its errors. It still matches
 // what err matches.
 func redactErr(err error, rawURL string) error {
-	return redacted{err, dsn.Scrub(err.Error(), rawURL)}
+	return redacted{err, ingest.Scrub(err.Error(), rawURL)}
 }
 
 type redacted struct {

@@ -8,10 +8,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ingestworks/ingest/util/silence"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/ingestworks/ingest"
 )
 
 // pgConnector opens pgx connections that take the store's placeholders:
@@ -36,15 +37,15 @@ func (c pgConnector) Connect(ctx context.Context) (driver.Conn, error) {
 func (c pgConnector) Driver() driver.Driver { return c.inner.Driver() }
 
 // pgConn is a pgx connection whose statements are rebound, and whose
-// replies count as answers to a silence.Bound on their context.
+// replies count as answers to an ingest.BoundBySilence on their context.
 type pgConn struct{ *stdlib.Conn }
 
-// answered tells a silence.Bound over ctx that the server replied: with a
+// answered tells an ingest.BoundBySilence over ctx that the server replied: with a
 // result or with an error of its own, not with the driver's giving up.
 func answered(ctx context.Context, err error) {
 	var pe *pgconn.PgError
 	if err == nil || errors.As(err, &pe) {
-		silence.Answered(ctx)
+		ingest.Answered(ctx)
 	}
 }
 

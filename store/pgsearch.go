@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/util/textnorm"
+	"github.com/ingestworks/ingest/store/textnorm"
 )
 
 // PostgreSQL's search holds the same words as SQLite's index: Go writes

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/ingestworks/ingest/util/textnorm"
+	"github.com/ingestworks/ingest/store/textnorm"
 )
 
 // parsedQuery is a query ready for the index, with the words a snippet

@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ingestworks/ingest/util/textnorm"
+	"github.com/ingestworks/ingest/store/textnorm"
 )
 
 // SearchOptions narrow a search.

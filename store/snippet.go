@@ -3,7 +3,7 @@ package store
 import (
 	"strings"
 
-	"github.com/ingestworks/ingest/util/textnorm"
+	"github.com/ingestworks/ingest/store/textnorm"
 )
 
 // snippetWords is how many words a snippet shows at most, as FTS5's

@@ -6,7 +6,7 @@ import (
 
 	"modernc.org/sqlite"
 
-	"github.com/ingestworks/ingest/util/textnorm"
+	"github.com/ingestworks/ingest/store/textnorm"
 )
 
 // wordsFunc is the SQL function that turns text into the words the search

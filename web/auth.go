@@ -3,14 +3,13 @@ package web
 import (
 	"crypto/subtle"
 	"fmt"
-	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/ingestworks/ingest/web/edge"
 	"github.com/ingestworks/ingest/web/signin"
 	"github.com/ingestworks/ingest/web/throttle"
 )
@@ -288,23 +287,10 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/login?out=1", http.StatusSeeOther)
 }
 
-// overTLS reports whether the browser reached this server over TLS: its
-// own connection, or a trusted proxy's (Config.TrustedProxies) saying so
-// in X-Forwarded-Proto; another peer's header is not believed.
+// overTLS reports whether the browser reached this server over TLS, as
+// its connection or a trusted proxy in front (Config.TrustedProxies) says.
 func (s *Server) overTLS(r *http.Request) bool {
-	if r.TLS != nil {
-		return true
-	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	peer, err := netip.ParseAddr(host)
-	if err != nil || !s.trusted(peer) {
-		return false
-	}
-	proto, _, _ := strings.Cut(r.Header.Get("X-Forwarded-Proto"), ",")
-	return strings.EqualFold(strings.TrimSpace(proto), "https")
+	return edge.Proxies(s.cfg.TrustedProxies).OverTLS(r)
 }
 
 type loginView struct {

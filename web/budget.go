@@ -14,6 +14,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/ingestworks/ingest/web/transport"
 )
 
 // budgetWait is how long an anonymous reader's build waits for its turn
@@ -25,9 +27,9 @@ const budgetRetry = "1"
 
 // busy is the answer of a request over the budget: 503 with Retry-After,
 // as JSON for the API and a page for a reader.
-func (s *Server) busy(r *http.Request) *buffered {
-	b := &buffered{header: http.Header{}, status: http.StatusOK}
-	b.header.Set("Retry-After", budgetRetry)
+func (s *Server) busy(r *http.Request) *transport.Answer {
+	b := transport.NewAnswer(http.Header{}, http.StatusOK)
+	b.Header().Set("Retry-After", budgetRetry)
 	const msg = "the site is busy with other readers' searches and pages not kept: retry in a second (Retry-After)"
 	if strings.HasPrefix(r.URL.Path, "/api/") {
 		apiError(b, http.StatusServiceUnavailable, "busy", "", msg)

@@ -3,8 +3,6 @@ package web
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"net/http"
 	"strings"
 	"sync"
@@ -12,8 +10,10 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest/clock"
+	"github.com/ingestworks/ingest/web/edge"
 	"github.com/ingestworks/ingest/web/kept"
 	"github.com/ingestworks/ingest/web/signin"
+	"github.com/ingestworks/ingest/web/transport"
 )
 
 // The readers' answers (the front page, charts, videos, search, and their
@@ -107,7 +107,7 @@ type answers struct {
 type flight struct {
 	done    chan struct{}
 	a       *answer
-	b       *buffered
+	b       *transport.Answer
 	dropped bool
 }
 
@@ -129,7 +129,7 @@ func (a *answers) join(key string) (*flight, bool) {
 
 // land ends the build of key with its answer (nil: none kept, b what
 // was built instead).
-func (a *answers) land(key string, f *flight, ans *answer, b *buffered) {
+func (a *answers) land(key string, f *flight, ans *answer, b *transport.Answer) {
 	f.a, f.b = ans, b
 	a.mu.Lock()
 	delete(a.building, key)
@@ -320,7 +320,7 @@ func (s *Server) build(w http.ResponseWriter, r *http.Request, k *keptHandler, u
 		if f.b == nil { // a build again that kept nothing: this request builds
 			return s.build(w, r, k, uri, mark, changed)
 		}
-		s.send(w, r, f.b.clone(), k.shared)
+		s.send(w, r, f.b.Clone(), k.shared)
 		return nil
 	}
 	if a := s.answers.set.Get(uri); a != nil && a.fresh(mark) { // kept while this request looked
@@ -332,7 +332,7 @@ func (s *Server) build(w http.ResponseWriter, r *http.Request, k *keptHandler, u
 		release, ok := s.budget.Take(r.Context(), budgetWait)
 		if !ok {
 			b := s.busy(r)
-			s.answers.land(uri, f, nil, b.clone())
+			s.answers.land(uri, f, nil, b.Clone())
 			s.send(w, r, b, k.shared)
 			return nil
 		}
@@ -340,13 +340,13 @@ func (s *Server) build(w http.ResponseWriter, r *http.Request, k *keptHandler, u
 	}
 	started := s.cfg.Clock.Now()
 	b := s.buildAnswer(r, h)
-	if !keepable(b) {
-		s.answers.land(uri, f, nil, b.clone())
+	if !b.Keepable() {
+		s.answers.land(uri, f, nil, b.Clone())
 		s.send(w, r, b, k.shared)
 		return nil
 	}
 	a := newAnswer(b, mark, changed, nil)
-	b.release()
+	b.Release()
 	a.built, a.req, a.h, a.shared = started, detached(r), h, k.shared
 	s.answers.set.Put(uri, a)
 	s.answers.land(uri, f, a, nil)
@@ -388,12 +388,12 @@ func (s *Server) rebuild(r *http.Request, h http.Handler, uri string, before *an
 		b := s.buildBeside(r, h)
 		var a *answer
 		switch {
-		case keepable(b):
+		case b.Keepable():
 			a = newAnswer(b, mark, changed, before)
-			b.release()
+			b.Release()
 			a.built, a.req, a.h, a.shared = now, r, h, before.shared
 			s.answers.set.Put(uri, a)
-		case b.status >= http.StatusInternalServerError:
+		case b.Status() >= http.StatusInternalServerError:
 			// Not built this time (out of time, the store busy, a
 			// failure): the copy before stays, tried again after
 			// rebuildEvery.
@@ -502,28 +502,14 @@ func (s *Server) refreshKept() {
 // buildBeside is buildAnswer for a build beside the requests: a panic,
 // which net/http would have recovered in a request, is recovered here
 // too, logged and taken for a 500, so that it ends no process.
-func (s *Server) buildBeside(r *http.Request, h http.Handler) (b *buffered) {
+func (s *Server) buildBeside(r *http.Request, h http.Handler) (b *transport.Answer) {
 	defer func() {
 		if p := recover(); p != nil {
 			s.cfg.Logger.Error("web: a page's build beside the requests panicked; its copy stays", "uri", r.URL.RequestURI(), "panic", p)
-			b = &buffered{header: http.Header{}, status: http.StatusInternalServerError}
+			b = transport.NewAnswer(http.Header{}, http.StatusInternalServerError)
 		}
 	}()
 	return s.buildAnswer(r, h)
-}
-
-// clone is a copy of b that another request may send: sending adds to
-// the header it is given.
-func (b *buffered) clone() *buffered {
-	c := &buffered{header: b.header.Clone(), status: b.status, wrote: b.wrote}
-	c.buf.Write(b.buf.Bytes())
-	return c
-}
-
-// keepable reports whether b is an answer to keep: a 200 that is to be
-// revalidated.
-func keepable(b *buffered) bool {
-	return b.status == http.StatusOK && strings.HasPrefix(b.header.Get("Cache-Control"), revalidate)
 }
 
 // Size, Mark and Served are what the kept answers read of an answer
@@ -540,9 +526,9 @@ func (a *answer) fresh(mark string) bool {
 }
 
 // buildAnswer runs the handler into a buffer, counting the build.
-func (s *Server) buildAnswer(r *http.Request, h http.Handler) *buffered {
+func (s *Server) buildAnswer(r *http.Request, h http.Handler) *transport.Answer {
 	s.answers.builds.Add(1)
-	b := pooled(&buffered{header: http.Header{}, status: http.StatusOK})
+	b := transport.NewReused(http.Header{}, http.StatusOK)
 	h.ServeHTTP(b, forKept(r))
 	return b
 }
@@ -562,17 +548,16 @@ func setModified(h http.Header, t time.Time) {
 // content's time when the handler said it (setModified), else when the
 // data under its mark last changed: never when a server built it, so that
 // every server on the database says the same of the same bytes.
-func newAnswer(b *buffered, mark string, changed time.Time, before *answer) *answer {
-	body := bytes.Clone(b.buf.Bytes())
-	sum := sha256.Sum256(body)
-	a := &answer{mark: mark, header: b.header, body: body,
-		etag: `W/"` + hex.EncodeToString(sum[:12]) + `"`, modified: modifiedOf(b.header, changed),
-		keys: strings.Fields(b.header.Get(SurrogateKey))}
+func newAnswer(b *transport.Answer, mark string, changed time.Time, before *answer) *answer {
+	body := bytes.Clone(b.Body())
+	a := &answer{mark: mark, header: b.Header(), body: body,
+		etag: transport.Tag(body), modified: modifiedOf(b.Header(), changed),
+		keys: strings.Fields(b.Header().Get(edge.SurrogateKey))}
 	if before != nil && before.etag == a.etag {
 		a.gz = before.gz
 	}
-	if a.gz == nil && len(body) >= compressMin && compressible(b.header.Get("Content-Type")) {
-		a.gz = gzipped(body)
+	if a.gz == nil && len(body) >= transport.CompressMin && transport.Compressible(b.Header().Get("Content-Type")) {
+		a.gz = transport.Gzip(body)
 	}
 	return a
 }
@@ -598,7 +583,7 @@ func (a *answer) under(mark string, changed time.Time) *answer {
 // serveAnswer sends a kept answer: http.ServeContent answers a conditional
 // request (If-None-Match, If-Modified-Since) and ranges from it. A copy
 // from before the mark (before), served while its new one is built, is a
-// shared cache's for a moment only (CachePolicy.Interim): long enough that
+// shared cache's for a moment only (edge.Policy.Interim): long enough that
 // a page whose data moves faster than it is built is still answered by
 // the cache, short enough that the new copy replaces it as soon as it is
 // there.
@@ -618,7 +603,7 @@ func (s *Server) serveAnswer(w http.ResponseWriter, r *http.Request, a *answer, 
 		h.Set("Cache-Control", s.cache.Interim().String())
 	}
 	body := a.body
-	if a.gz != nil && acceptsGzip(r) {
+	if a.gz != nil && transport.AcceptsGzip(r) {
 		body = a.gz
 		h.Set("Content-Encoding", "gzip")
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/ingestworks/ingest/internal/rig/storetest"
 	"github.com/ingestworks/ingest/store"
 	"github.com/ingestworks/ingest/web/signin"
+	"github.com/ingestworks/ingest/web/transport"
 )
 
 // cachedServer serves a database holding one US chart, on a clock the
@@ -169,12 +170,12 @@ func TestManyAskingBuildOnce(t *testing.T) {
 func TestKeptLastModifiedIsTheContents(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 11, 21, 9, 0, 10, 400e6, time.UTC)
-	built := func(body string, lm ...time.Time) *buffered {
-		b := &buffered{header: http.Header{"Content-Type": {"application/json"}}, status: 200}
+	built := func(body string, lm ...time.Time) *transport.Answer {
+		b := transport.NewAnswer(http.Header{"Content-Type": {"application/json"}}, 200)
 		for _, t := range lm {
-			setModified(b.header, t)
+			setModified(b.Header(), t)
 		}
-		b.buf.WriteString(body)
+		b.Write([]byte(body))
 		return b
 	}
 	old := newAnswer(built(`{"a":1}`), "m1", at, nil)

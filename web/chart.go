@@ -19,6 +19,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/web/edge"
 )
 
 // ChartJSON is a region's chart (or one category's) at one run, with each
@@ -294,7 +295,7 @@ func showChart(h http.Header, c ChartJSON) {
 	for i, e := range c.Entries {
 		cards[i] = e.VideoCard
 	}
-	showCards(h, []string{chartKey(c.Region, c.Category)}, cards...)
+	showCards(h, []string{edge.Chart(c.Region, c.Category)}, cards...)
 }
 
 // chartSorts are the orders a chart's page offers; the computed ones only

@@ -20,6 +20,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ingestworks/ingest/web/edge"
+	"github.com/ingestworks/ingest/web/transport"
 )
 
 // sitemapMax is how many addresses one sitemap file holds at most, the
@@ -47,8 +50,8 @@ func (s *Server) robotsTxt(w http.ResponseWriter, r *http.Request) {
 		body += "Sitemap: " + s.link("/sitemap.xml") + "\n"
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("Cache-Control", cacheFor(http.StatusOK))
-	showKeys(w.Header(), "robots")
+	w.Header().Set("Cache-Control", transport.CacheFor(http.StatusOK))
+	edge.Show(w.Header(), "robots")
 	w.WriteHeader(http.StatusOK)
 	w.Write([]byte(body))
 }
@@ -204,8 +207,8 @@ func (s *Server) sendXML(w http.ResponseWriter, r *http.Request, v any) {
 	}
 	buf.WriteByte('\n')
 	w.Header().Set("Content-Type", "application/xml; charset=utf-8")
-	w.Header().Set("Cache-Control", cacheFor(http.StatusOK))
-	showKeys(w.Header(), "sitemap")
+	w.Header().Set("Cache-Control", transport.CacheFor(http.StatusOK))
+	edge.Show(w.Header(), "sitemap")
 	w.WriteHeader(http.StatusOK)
 	w.Write(buf.Bytes())
 }

@@ -27,6 +27,8 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/web/edge"
+	"github.com/ingestworks/ingest/web/transport"
 )
 
 // atomFeed is an Atom feed document.
@@ -107,7 +109,7 @@ func (s *Server) sendFeed(w http.ResponseWriter, r *http.Request, f atomFeed) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/atom+xml; charset=utf-8")
-	w.Header().Set("Cache-Control", cacheFor(http.StatusOK))
+	w.Header().Set("Cache-Control", transport.CacheFor(http.StatusOK))
 	if t, err := time.Parse(time.RFC3339, f.Updated); err == nil {
 		setModified(w.Header(), t)
 	}
@@ -149,11 +151,11 @@ func (s *Server) chartFeed(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("#%d in %s since %s, by %s", e.Rank, in, stampTime(st.Held[e.ID]), card.Channel)))
 	}
 	f.Updated = atomTime(cmp.Or(latest, c.At))
-	keys := []string{feedKeyOf(region), chartKey(region, "")}
+	keys := []string{edge.Feed(region), edge.Chart(region, "")}
 	for _, e := range c.Entries {
-		keys = append(keys, videoKey(e.ID))
+		keys = append(keys, edge.Video(e.ID))
 	}
-	showKeys(w.Header(), keys...)
+	edge.Show(w.Header(), keys...)
 	s.sendFeed(w, r, f)
 }
 
@@ -197,7 +199,7 @@ func (s *Server) worldwideFeed(w http.ResponseWriter, r *http.Request) {
 	// epoch, so that it stays the same until the first run.
 	f.Updated = atomTime(cmp.Or(latest, time.Unix(0, 0)))
 	showWorldwide(w.Header(), ww)
-	showKeys(w.Header(), feedKeyOf(worldwideKey))
+	edge.Show(w.Header(), edge.Feed(worldwideKey))
 	s.sendFeed(w, r, f)
 }
 

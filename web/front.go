@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/web/edge"
 )
 
 // frontKey names the front page: it lists every charted region, so a
@@ -75,7 +76,7 @@ func (s *Server) frontPage(w http.ResponseWriter, r *http.Request) {
 		e := v.Lead.Chart.Entries[0]
 		v.Share.Image = s.previewImage(e.Thumbnail, e.Title)
 	}
-	showKeys(w.Header(), frontKey)
+	edge.Show(w.Header(), frontKey)
 	if v.Lead != nil {
 		showChart(w.Header(), v.Lead.Chart)
 	}

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/ingestworks/ingest/web/edge"
 )
 
 // What makes one reader's answer differ from another's is said here once,
@@ -50,36 +52,11 @@ func ReaderQuery() map[string][]string {
 	return out
 }
 
-// CanonicalQuery is raw (a URL's query, as sent) with only the parameters
-// named in keep, sorted, each name once (its first value in that order): the query two asks for the
-// same answer share. Names are compared as sent, not unescaped, as the
-// cache compares them.
-func CanonicalQuery(raw string, keep []string) string {
-	var kept []string
-	for _, part := range strings.Split(raw, "&") {
-		if name, _, _ := strings.Cut(part, "="); part != "" && slices.Contains(keep, name) {
-			kept = append(kept, part)
-		}
-	}
-	// Sorted before a repeated name is dropped, so that the value kept is
-	// the one the cache, which sorts and keeps both, sends first.
-	slices.Sort(kept)
-	out := kept[:0]
-	seen := map[string]bool{}
-	for _, part := range kept {
-		if name, _, _ := strings.Cut(part, "="); !seen[name] {
-			seen[name] = true
-			out = append(out, part)
-		}
-	}
-	return strings.Join(out, "&")
-}
-
 // onlyQuery is h asked with r's query made canonical for a route that
 // reads keep.
 func onlyQuery(h http.Handler, keep []string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if q := CanonicalQuery(r.URL.RawQuery, keep); q != r.URL.RawQuery {
+		if q := edge.CanonicalQuery(r.URL.RawQuery, keep); q != r.URL.RawQuery {
 			u := *r.URL
 			u.RawQuery = q
 			r2 := new(http.Request)

@@ -9,6 +9,8 @@ import (
 	"net/http"
 
 	"github.com/ingestworks/ingest"
+
+	"github.com/ingestworks/ingest/web/transport"
 )
 
 // pages holds one template set per page, each with the shared layout.
@@ -34,7 +36,7 @@ func parsePages(funcs template.FuncMap) (*pages, error) {
 // render executes a page into a buffer first, so a template error is a
 // clean 500, never half a page.
 func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name string, data any) {
-	set, cc := s.pages, cacheFor(status)
+	set, cc := s.pages, transport.CacheFor(status)
 	if s.operatorHeader(r) {
 		set, cc = s.signedPages, personal
 	} else {

@@ -13,6 +13,8 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/store"
+
+	"github.com/ingestworks/ingest/web/transport"
 )
 
 // Caps on what one request may ask for.
@@ -58,7 +60,7 @@ func apiError(w http.ResponseWriter, status int, code, param, msg string) {
 
 func replyJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("Cache-Control", cacheFor(status))
+	w.Header().Set("Cache-Control", transport.CacheFor(status))
 	w.WriteHeader(status)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

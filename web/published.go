@@ -14,6 +14,7 @@ import (
 
 	"github.com/ingestworks/ingest/ratelimit"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/web/edge"
 )
 
 // Published is cfg as a publish builds its site: the site serve --public
@@ -141,13 +142,13 @@ func ChangedPaths(c store.Changes) (paths []string, whole bool) {
 	for _, k := range changedKeys(c) {
 		kind, rest, _ := strings.Cut(k, ":")
 		switch {
-		case k == siteKey:
+		case k == edge.SiteKey:
 			return nil, true
 		case k == frontKey:
 			paths = append(paths, "/", "/api/v1")
 		case k == worldwideKey:
 			paths = append(paths, "/worldwide", "/api/v1/worldwide")
-		case k == feedKeyOf(worldwideKey):
+		case k == edge.Feed(worldwideKey):
 			paths = append(paths, "/worldwide/feed")
 		case k == "sitemap":
 			paths = append(paths, "/sitemap.xml")

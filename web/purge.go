@@ -8,6 +8,7 @@ import (
 
 	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/web/edge"
 )
 
 // Purger is the caches in front of a --public listener, each told to
@@ -119,7 +120,7 @@ func (s *Server) purged() bool { return s.cfg.Purge != nil && s.cfg.DB != nil }
 // answer with no keys, or of a route no cache keeps, is never kept past
 // its mark; the whole site's key keeps none.
 func (s *Server) keepUnchanged(from, mark string, changed time.Time, keys []string) {
-	if slices.Contains(keys, siteKey) {
+	if slices.Contains(keys, edge.SiteKey) {
 		return
 	}
 	moved := make(map[string]bool, len(keys))
@@ -188,12 +189,12 @@ func (s *Server) knowMark(mark string, changed time.Time) {
 // never purged, whose copies may be from any time, or after a prune.
 func (s *Server) purgeKeys(ctx context.Context, kept string, since time.Time, found bool, mark string) []string {
 	if !found || store.Pruned(kept, mark) {
-		return []string{siteKey}
+		return []string{edge.SiteKey}
 	}
 	c, err := s.cfg.DB.ChangesSince(ctx, since)
 	if err != nil {
 		s.cfg.Logger.Warn("web: read what changed for the caches in front: the whole site is purged", "err", err)
-		return []string{siteKey}
+		return []string{edge.SiteKey}
 	}
 	return changedKeys(c)
 }
@@ -207,20 +208,20 @@ func (s *Server) purgeKeys(ctx context.Context, kept string, since time.Time, fo
 func changedKeys(c store.Changes) []string {
 	if len(c.New) > 0 {
 		// A chart new to the site is in every chart page's picker.
-		return []string{siteKey}
+		return []string{edge.SiteKey}
 	}
 	var keys []string
 	for _, ch := range c.Charts {
-		keys = append(keys, chartKey(ch.Region, ch.Category))
+		keys = append(keys, edge.Chart(ch.Region, ch.Category))
 		if ch.Category == "" {
-			keys = append(keys, feedKeyOf(ch.Region))
+			keys = append(keys, edge.Feed(ch.Region))
 		}
 	}
 	if len(c.Charts) > 0 {
-		keys = append(keys, frontKey, worldwideKey, feedKeyOf(worldwideKey), "sitemap")
+		keys = append(keys, frontKey, worldwideKey, edge.Feed(worldwideKey), "sitemap")
 	}
 	for _, id := range c.Videos {
-		keys = append(keys, videoKey(id))
+		keys = append(keys, edge.Video(id))
 	}
 	if len(c.Charts) > 0 || len(c.Videos) > 0 {
 		keys = append(keys, searchKey)

@@ -17,6 +17,7 @@ import (
 	"github.com/ingestworks/ingest/internal/rig/storetest"
 	"github.com/ingestworks/ingest/retention"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/web/edge"
 )
 
 // TestALandingPurgesWhatItChanged: when the data mark moves, the purge is
@@ -77,9 +78,9 @@ func TestALandingPurgesWhatItChanged(t *testing.T) {
 			t.Fatalf("%s: nothing purged", step)
 		}
 	}
-	expect("the start, the cache never purged: its copies may be from any time", siteKey)
+	expect("the start, the cache never purged: its copies may be from any time", edge.SiteKey)
 	regionRun(t, db, "GB", "", t0.Add(time.Hour), worldVideos(t0, "hit", "new")...)
-	expect("GB's first run landed: a chart new to every chart page's picker", siteKey)
+	expect("GB's first run landed: a chart new to every chart page's picker", edge.SiteKey)
 	regionRun(t, db, "GB", "", t0.Add(90*time.Minute), worldVideos(t0, "hit", "new")...)
 	expect("a run landed in GB", "chart:GB", "feed:GB", "front", "worldwide", "feed:worldwide", "sitemap",
 		"video:hit", "video:new", "search")
@@ -87,7 +88,7 @@ func TestALandingPurgesWhatItChanged(t *testing.T) {
 	// purge's own read, as a cache asks the moment it is purged.
 	for _, path := range []string{"/charts/GB", "/worldwide"} {
 		if w := askAs(s, path); w.Code != 200 || !strings.Contains(w.Body.String(), "Title new") ||
-			w.Header().Get("Cache-Control") != PurgedCachePolicy.String() {
+			w.Header().Get("Cache-Control") != edge.PurgedPolicy.String() {
 			t.Errorf("%s asked after the purge: %d, Cache-Control %q; want the new run, kept", path, w.Code, w.Header().Get("Cache-Control"))
 		}
 	}
@@ -106,7 +107,7 @@ func TestALandingPurgesWhatItChanged(t *testing.T) {
 	if _, err := retention.Prune(ctx, db, retention.Retention{Before: t0.Add(-24 * time.Hour), Batch: 500}); err != nil {
 		t.Fatal(err)
 	}
-	expect("a prune", siteKey)
+	expect("a prune", edge.SiteKey)
 }
 
 // purgeTo is one cache in front that hands each purge to f, which says
@@ -159,7 +160,7 @@ func TestALandingNoOnePurgedIsPurgedByTheNextStart(t *testing.T) {
 	landed := []string{"chart:GB", "feed:GB", "front", "worldwide", "feed:worldwide", "sitemap", "video:new", "search"}
 	slices.Sort(landed)
 	s := start()
-	if got := next("the first start"); !slices.Equal(got, []string{siteKey}) {
+	if got := next("the first start"); !slices.Equal(got, []string{edge.SiteKey}) {
 		t.Errorf("the first start purged %q, want the whole site", got)
 	}
 	s.Close()
@@ -300,7 +301,7 @@ func TestAReadOnlyDatabaseKeepsThePurgedMarkInTheProcess(t *testing.T) {
 			return nil
 		}
 	}
-	if got := next("the start"); !slices.Equal(got, []string{siteKey}) {
+	if got := next("the start"); !slices.Equal(got, []string{edge.SiteKey}) {
 		t.Errorf("the start purged %q, want the whole site", got)
 	}
 	regionRun(t, db, "GB", "", t0.Add(time.Hour), worldVideos(t0, "new")...)
@@ -321,7 +322,7 @@ func TestChangedKeysNameTheAnswers(t *testing.T) {
 		if rt.path == "/robots.txt" || rt.path == "/static/nopic.svg" {
 			continue // no run changes them
 		}
-		carried := strings.Fields(askAs(s, rt.path).Header().Get(SurrogateKey))
+		carried := strings.Fields(askAs(s, rt.path).Header().Get(edge.SurrogateKey))
 		if !slices.ContainsFunc(carried, func(k string) bool {
 			return slices.Contains([]string{"chart:US", "chart:US:10", "chart:GB", "chart:JP", "worldwide", "search", "sitemap", "front"}, k) ||
 				strings.HasPrefix(k, "video:")
@@ -337,10 +338,10 @@ func TestChangedKeysNameTheAnswers(t *testing.T) {
 func TestANewChartPurgesTheWholeSite(t *testing.T) {
 	t.Parallel()
 	in := []store.ChartName{{Region: "IN"}}
-	if got := changedKeys(store.Changes{Charts: in, New: in}); !slices.Equal(got, []string{siteKey}) {
-		t.Errorf("a new chart's landing purges %q, want %q", got, siteKey)
+	if got := changedKeys(store.Changes{Charts: in, New: in}); !slices.Equal(got, []string{edge.SiteKey}) {
+		t.Errorf("a new chart's landing purges %q, want %q", got, edge.SiteKey)
 	}
-	if got := changedKeys(store.Changes{Charts: in}); slices.Contains(got, siteKey) || !slices.Contains(got, "chart:IN") {
+	if got := changedKeys(store.Changes{Charts: in}); slices.Contains(got, edge.SiteKey) || !slices.Contains(got, "chart:IN") {
 		t.Errorf("a chart landing again purges %q, want its own keys, not the site's", got)
 	}
 }

@@ -5,14 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"net"
 	"net/http"
-	"net/netip"
 	"strings"
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/clients"
 	"github.com/ingestworks/ingest/ratelimit"
+	"github.com/ingestworks/ingest/web/edge"
 	"github.com/ingestworks/ingest/web/throttle"
 )
 
@@ -148,41 +147,10 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, plan ratelimit.AP
 	return false
 }
 
-// clientAddr is the address a request is metered and throttled by: the
-// peer's, or, when the peer is a trusted proxy (Config.TrustedProxies),
-// the nearest address in X-Forwarded-For that is not a trusted proxy (the
-// ones left of it are the client's to write, so they are never believed).
+// clientAddr is the address a request is metered and throttled by, as
+// the trusted proxies in front (Config.TrustedProxies) say it.
 func (s *Server) clientAddr(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	peer, err := netip.ParseAddr(host)
-	if err != nil || !s.trusted(peer) {
-		return host
-	}
-	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
-	for i := len(hops) - 1; i >= 0; i-- {
-		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
-		if err != nil {
-			break
-		}
-		peer = a.Unmap()
-		if !s.trusted(peer) {
-			break
-		}
-	}
-	return peer.String()
-}
-
-func (s *Server) trusted(a netip.Addr) bool {
-	a = a.Unmap()
-	for _, p := range s.cfg.TrustedProxies {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
+	return edge.Proxies(s.cfg.TrustedProxies).Client(r)
 }
 
 // shortHash names a client address without writing it into the limiter's

@@ -14,6 +14,7 @@ import (
 	"github.com/ingestworks/ingest/internal/rig/storetest"
 	"github.com/ingestworks/ingest/retention"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/web/edge"
 )
 
 // rebuilding is a server over a database holding one US chart, on a
@@ -278,7 +279,7 @@ func TestKeptPageOutlivesABuildThatPanics(t *testing.T) {
 // TestACopyFromBeforeIsASharedCachesForAMoment: on a --public listener, a
 // page whose new copy is still being built past the reader's wait is
 // answered from the copy before the landing, which a shared cache may keep
-// for a second only (CachePolicy.Interim), with its keys, so that a page
+// for a second only (edge.Policy.Interim), with its keys, so that a page
 // whose data moves faster than it builds is still the cache's to answer;
 // once the new copy is there, it goes with the site's whole policy.
 func TestACopyFromBeforeIsASharedCachesForAMoment(t *testing.T) {
@@ -314,7 +315,7 @@ func TestACopyFromBeforeIsASharedCachesForAMoment(t *testing.T) {
 		t.Errorf("while the new copy is built: %d, Gamma shown %v, Cache-Control %q; want the copy before, %q",
 			before.Code, strings.Contains(before.Body.String(), "Gamma"), cc, interim)
 	}
-	if keys := before.Header().Get(SurrogateKey); !strings.Contains(keys, "chart:US") {
+	if keys := before.Header().Get(edge.SurrogateKey); !strings.Contains(keys, "chart:US") {
 		t.Errorf("the copy before names %q, want its chart's key among them", keys)
 	}
 	close(release)

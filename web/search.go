@@ -14,6 +14,7 @@ import (
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/web/edge"
 )
 
 // SearchResult is a page of search hits.
@@ -259,7 +260,7 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) {
 	v.Share = share{URL: s.canonical("/search"), Type: "website", Title: "Search the trending videos",
 		Description: "Search the titles, descriptions, tags and channels of the videos YouTube's trending charts held, in every language.", Feeds: s.feeds()}
 	if strings.TrimSpace(v.Query) == "" {
-		showKeys(w.Header(), searchKey) // the form's choices: the charted regions
+		edge.Show(w.Header(), searchKey) // the form's choices: the charted regions
 		s.render(w, r, http.StatusOK, "search", v)
 		return
 	}

@@ -64,9 +64,11 @@ import (
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/web/edge"
 	"github.com/ingestworks/ingest/web/kept"
 	"github.com/ingestworks/ingest/web/signin"
 	"github.com/ingestworks/ingest/web/throttle"
+	"github.com/ingestworks/ingest/web/transport"
 )
 
 //go:embed templates/*.html static/*
@@ -144,8 +146,8 @@ type Config struct {
 	Directory bool
 	// Cache is how long the caches in front and browsers may keep a
 	// public reader's answer (--cache-control); when nil,
-	// DefaultCachePolicy, or PurgedCachePolicy with a Purge.
-	Cache *CachePolicy
+	// edge.DefaultPolicy, or edge.PurgedPolicy with a Purge.
+	Cache *edge.Policy
 	// Purge, when set, is the caches in front, each told the keys
 	// (Surrogate-Key) of the answers a move of the data mark changed since
 	// the mark kept for it, for it to drop them (purge.go). Nil tells no
@@ -173,8 +175,8 @@ type Server struct {
 	throttle *throttle.Throttle
 	csrf     *http.CrossOriginProtection
 	policy   string
-	static   *staticFiles
-	cache    CachePolicy // the lifetimes of a shared answer (shared.go)
+	static   *transport.Static
+	cache    edge.Policy // the lifetimes of a shared answer (shared.go)
 	answers  answers
 	purging  purging          // the purge's watchers (purge.go)
 	budget   *throttle.Budget // the builds anonymous readers may run at once (budget.go)
@@ -208,27 +210,27 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("web: a --public listener needs the API's meter")
 	}
 	dir, _ := fs.Sub(assets, "static") // the directory is embedded
-	static, err := newStaticFiles(dir)
+	static, err := transport.NewStatic(dir)
 	if err != nil {
 		return nil, fmt.Errorf("web: static files: %w", err)
 	}
-	p, err := parsePages(templateFuncs(access == TokenRequired, access != Public, static.path, names, cfg.searchAt()))
+	p, err := parsePages(templateFuncs(access == TokenRequired, access != Public, static.Path, names, cfg.searchAt()))
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, access: access, pages: p, mux: http.NewServeMux(), static: static, places: names,
 		sessions: signin.NewSessions(cfg.SessionTTL, cfg.Clock, cfg.Sessions), throttle: throttle.New(cfg.Clock), csrf: http.NewCrossOriginProtection(), policy: policy(!cfg.NoThumbnails, cfg.SearchURL)}
 	if access == Public && cfg.Token != "" {
-		if s.signedPages, err = parsePages(templateFuncs(true, true, static.path, names, cfg.searchAt())); err != nil {
+		if s.signedPages, err = parsePages(templateFuncs(true, true, static.Path, names, cfg.searchAt())); err != nil {
 			return nil, err
 		}
 	}
 	if access == Public && cfg.PublicURL == nil {
 		cfg.Logger.Warn("no --public-url: the feeds' links stay relative, the pages name no canonical address, and there is no sitemap; set it to the site's address as readers reach it (docs/operations/readers.md)")
 	}
-	s.cache = DefaultCachePolicy
+	s.cache = edge.DefaultPolicy
 	if cfg.Purge != nil {
-		s.cache = PurgedCachePolicy
+		s.cache = edge.PurgedPolicy
 	}
 	if cfg.Cache != nil {
 		s.cache = *cfg.Cache

@@ -16,12 +16,14 @@ import (
 	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/store"
+	"github.com/ingestworks/ingest/web/edge"
 	"github.com/ingestworks/ingest/web/signin"
+	"github.com/ingestworks/ingest/web/transport"
 )
 
 // testPolicy is a policy other than the default, so that a test sees the
 // one it was given reach the header.
-var testPolicy = CachePolicy{MaxAge: 30 * time.Second, SMaxAge: 10 * time.Minute,
+var testPolicy = edge.Policy{MaxAge: 30 * time.Second, SMaxAge: 10 * time.Minute,
 	StaleWhileRevalidate: time.Minute, StaleIfError: time.Hour}
 
 const testPolicyHeader = "public, max-age=30, s-maxage=600, stale-while-revalidate=60, stale-if-error=3600"
@@ -97,18 +99,18 @@ func TestWhoKeepsEachAnswer(t *testing.T) {
 	session := operatorSignIn(t, s)
 	private := func(t *testing.T, what string, w *httptest.ResponseRecorder) {
 		t.Helper()
-		if cc, key := w.Header().Get("Cache-Control"), w.Header().Get(SurrogateKey); cc != personal || key != "" {
-			t.Errorf("%s: %d, Cache-Control %q, %s %q; want %q and no key", what, w.Code, cc, SurrogateKey, key, personal)
+		if cc, key := w.Header().Get("Cache-Control"), w.Header().Get(edge.SurrogateKey); cc != personal || key != "" {
+			t.Errorf("%s: %d, Cache-Control %q, %s %q; want %q and no key", what, w.Code, cc, edge.SurrogateKey, key, personal)
 		}
 	}
 	for _, rt := range readerRoutes {
 		w := askAs(s, rt.path, "Accept-Encoding", "gzip")
-		keys := strings.Fields(w.Header().Get(SurrogateKey))
+		keys := strings.Fields(w.Header().Get(edge.SurrogateKey))
 		if w.Code != 200 || w.Header().Get("Cache-Control") != testPolicyHeader {
 			t.Errorf("anonymous %s: %d, Cache-Control %q; want 200, %q", rt.path, w.Code, w.Header().Get("Cache-Control"), testPolicyHeader)
 		}
-		if len(keys) == 0 || keys[0] != siteKey {
-			t.Errorf("anonymous %s: keys %q, want %q first", rt.path, keys, siteKey)
+		if len(keys) == 0 || keys[0] != edge.SiteKey {
+			t.Errorf("anonymous %s: keys %q, want %q first", rt.path, keys, edge.SiteKey)
 		}
 		for _, k := range rt.keys {
 			if !slices.Contains(keys, k) {
@@ -126,9 +128,9 @@ func TestWhoKeepsEachAnswer(t *testing.T) {
 				rt.path, w.Header().Get("Vary"))
 		}
 		if again := askAs(s, rt.path, "If-None-Match", w.Header().Get("ETag")); again.Code != http.StatusNotModified ||
-			again.Header().Get("Cache-Control") != testPolicyHeader || again.Header().Get(SurrogateKey) != w.Header().Get(SurrogateKey) {
+			again.Header().Get("Cache-Control") != testPolicyHeader || again.Header().Get(edge.SurrogateKey) != w.Header().Get(edge.SurrogateKey) {
 			t.Errorf("anonymous %s revalidated: %d, Cache-Control %q, keys %q; want 304 with the 200's", rt.path, again.Code,
-				again.Header().Get("Cache-Control"), again.Header().Get(SurrogateKey))
+				again.Header().Get("Cache-Control"), again.Header().Get(edge.SurrogateKey))
 		}
 		private(t, rt.path+" with a token", askAs(s, rt.path, "Authorization", "Bearer "+testToken))
 		private(t, rt.path+" with a session", askAs(s, rt.path, "Cookie", signin.CookieName+"="+session.Value))
@@ -143,7 +145,7 @@ func TestWhoKeepsEachAnswer(t *testing.T) {
 		"/api/v1/videos/none", "/charts/QQ/feed", "/sitemaps/9.xml", "/nowhere", "/api/v1/nowhere", "/charts"} {
 		private(t, path, askAs(s, path))
 	}
-	hashed := askAs(s, s.static.path("style.css"))
+	hashed := askAs(s, s.static.Path("style.css"))
 	if cc := hashed.Header().Get("Cache-Control"); cc != "public, max-age=31536000, immutable" {
 		t.Errorf("the stylesheet under its hash: Cache-Control %q, want it kept a year", cc)
 	}
@@ -163,8 +165,8 @@ func TestAReaderBeyondAPublicListener(t *testing.T) {
 	defer s.Close()
 	for _, path := range []string{"/charts/US", "/api/v1/worldwide", "/videos/hit"} {
 		w := askAs(s, path)
-		if cc, key := w.Header().Get("Cache-Control"), w.Header().Get(SurrogateKey); w.Code != 200 || cc != revalidate || key != "" {
-			t.Errorf("%s on loopback: %d, Cache-Control %q, keys %q; want 200, %q, no key", path, w.Code, cc, key, revalidate)
+		if cc, key := w.Header().Get("Cache-Control"), w.Header().Get(edge.SurrogateKey); w.Code != 200 || cc != transport.Revalidate || key != "" {
+			t.Errorf("%s on loopback: %d, Cache-Control %q, keys %q; want 200, %q, no key", path, w.Code, cc, key, transport.Revalidate)
 		}
 	}
 	if cc := askAs(s, "/operator").Header().Get("Cache-Control"); cc != personal {
@@ -195,7 +197,7 @@ func TestTwoServersOneDatabaseSendTheSame(t *testing.T) {
 		askAs(early, rt.path)
 		awaitBuild(early, rt.path)
 	}
-	headers := []string{"ETag", "Last-Modified", "Cache-Control", SurrogateKey, "Content-Type", "Vary"}
+	headers := []string{"ETag", "Last-Modified", "Cache-Control", edge.SurrogateKey, "Content-Type", "Vary"}
 	for _, rt := range readerRoutes {
 		a, b := askAs(early, rt.path, "Accept-Encoding", "gzip"), askAs(late, rt.path, "Accept-Encoding", "gzip")
 		if a.Code != b.Code || a.Body.String() != b.Body.String() {
@@ -219,45 +221,15 @@ func TestTwoServersOneDatabaseSendTheSame(t *testing.T) {
 	}
 }
 
-// TestCachePolicyReadsItsDirectives: --cache-control's value is read
-// directive by directive, a directive left out keeping its default, and
-// a wrong one refused naming what is wrong.
-func TestCachePolicyReadsItsDirectives(t *testing.T) {
-	t.Parallel()
-	p, err := ParseCachePolicy(" s-maxage=600, stale-if-error=1h ")
-	want := DefaultCachePolicy
-	want.SMaxAge, want.StaleIfError = 10*time.Minute, time.Hour
-	if err != nil || p != want {
-		t.Errorf("s-maxage=600, stale-if-error=1h: %+v, %v; want %+v", p, err, want)
-	}
-	if p, err := ParseCachePolicy(DefaultCachePolicy.Flag()); err != nil || p != DefaultCachePolicy {
-		t.Errorf("the default as a flag: %+v, %v; want it back", p, err)
-	}
-	if p, err := PurgedCachePolicy.With("max-age=5"); err != nil || p.SMaxAge != PurgedCachePolicy.SMaxAge || p.MaxAge != 5*time.Second {
-		t.Errorf("max-age=5 over the purged site's defaults: %+v, %v; want its s-maxage kept", p, err)
-	}
-	if p, _ := ParseCachePolicy(testPolicy.Flag()); p.String() != testPolicyHeader {
-		t.Errorf("Cache-Control %q, want %q", p.String(), testPolicyHeader)
-	}
-	for _, bad := range []string{"max-age=-1", "s-maxage=ten", "private=1", "max-age=1.5s", "no-store"} {
-		if _, err := ParseCachePolicy(bad); err == nil {
-			t.Errorf("%q: no error", bad)
-		}
-	}
-}
-
 // TestShowKeysNamesEachKeyOnceInOrder: the keys an answer already
 // names stay first, each new one is added once in the order given, and
 // an empty one names nothing.
 func TestShowKeysNamesEachKeyOnceInOrder(t *testing.T) {
 	h := http.Header{}
-	h.Set(SurrogateKey, "chart:US video:a")
-	showKeys(h, "video:b", "", "video:a", "video:c", "video:b")
+	h.Set(edge.SurrogateKey, "chart:US video:a")
+	edge.Show(h, "video:b", "", "video:a", "video:c", "video:b")
 	showCards(h, []string{"chart:US", "feed:US"}, VideoCard{ID: "c"}, VideoCard{ID: "d"})
-	if got, want := h.Get(SurrogateKey), "chart:US video:a video:b video:c feed:US video:d"; got != want {
+	if got, want := h.Get(edge.SurrogateKey), "chart:US video:a video:b video:c feed:US video:d"; got != want {
 		t.Errorf("Surrogate-Key = %q, want %q", got, want)
 	}
 }
-
-// ParseCachePolicy is DefaultCachePolicy with the directives s gives.
-func ParseCachePolicy(s string) (CachePolicy, error) { return DefaultCachePolicy.With(s) }

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/internal/rig/storetest"
 	"github.com/ingestworks/ingest/retention"
+	"github.com/ingestworks/ingest/web/transport"
 )
 
 // get asks srv for path with the headers given as name, value pairs; the
@@ -222,81 +222,24 @@ func TestKeptAnswersArePrivateWithAToken(t *testing.T) {
 	}
 }
 
-// TestGzippedIsANewWritersGzip holds the reused gzip writers to what a new
-// writer at the level writes, body after body, each read back whole.
-func TestGzippedIsANewWritersGzip(t *testing.T) {
-	t.Parallel()
-	bodies := [][]byte{bytes.Repeat([]byte("<tr><td>a chart's row</td></tr>\n"), 4000), []byte("short"), {},
-		bytes.Repeat([]byte(`{"rank":1,"title":"x"},`), 900)}
-	for round := range 3 {
-		for i, body := range bodies {
-			var want bytes.Buffer
-			zw, _ := gzip.NewWriterLevel(&want, gzip.DefaultCompression)
-			zw.Write(body)
-			zw.Close()
-			got := gzipped(body)
-			if !bytes.Equal(got, want.Bytes()) {
-				t.Fatalf("round %d body %d: gzipped is %d bytes, a new writer's %d", round, i, len(got), want.Len())
-			}
-			zr, err := gzip.NewReader(bytes.NewReader(got))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if back, err := io.ReadAll(zr); err != nil || !bytes.Equal(back, body) {
-				t.Fatalf("round %d body %d: read back %d bytes (%v), want %d", round, i, len(back), err, len(body))
-			}
-		}
-	}
-}
-
 // TestKeptAnswerOutlivesItsBuildsBytes: a build's bytes go back to be
 // reused once its answer is kept, and a later build written into them
 // changes nothing of the answer kept, plain or compressed.
 func TestKeptAnswerOutlivesItsBuildsBytes(t *testing.T) {
 	var kept []*answer
 	for i := range 20 {
-		b := pooled(&buffered{header: http.Header{"Content-Type": {"text/html"}}, status: http.StatusOK})
+		b := transport.NewReused(http.Header{"Content-Type": {"text/html"}}, http.StatusOK)
 		b.Write(bytes.Repeat([]byte{byte('a' + i)}, 4096))
 		kept = append(kept, newAnswer(b, "m", time.Unix(0, 0), nil))
-		b.release()
+		b.Release()
 	}
 	for i, a := range kept {
 		want := bytes.Repeat([]byte{byte('a' + i)}, 4096)
 		if !bytes.Equal(a.body, want) {
 			t.Errorf("answer %d: its body changed after its build's bytes were reused: %.20q...", i, a.body)
 		}
-		if !bytes.Equal(a.gz, gzipped(want)) {
+		if !bytes.Equal(a.gz, transport.Gzip(want)) {
 			t.Errorf("answer %d: its gzip changed after its build's bytes were reused", i)
 		}
 	}
-}
-
-// BenchmarkGzipped compresses a chart page's bytes with a reused writer
-// and, in the same loop, with a new writer each time as before:
-// "alloc-new/reused" is how many more bytes the new writers allocated,
-// "new/reused" how many times longer they took.
-func BenchmarkGzipped(b *testing.B) {
-	body := bytes.Repeat([]byte("<tr><td>1</td><td><a href=\"/v/abc\">a video's title</a></td><td>12,345</td></tr>\n"), 1500)
-	var took [2]time.Duration
-	var alloc [2]uint64
-	measure := func(i int, f func()) {
-		var m0, m1 runtime.MemStats
-		runtime.ReadMemStats(&m0)
-		start := time.Now()
-		f()
-		took[i] += time.Since(start)
-		runtime.ReadMemStats(&m1)
-		alloc[i] += m1.TotalAlloc - m0.TotalAlloc
-	}
-	for b.Loop() {
-		measure(0, func() { gzipped(body) })
-		measure(1, func() {
-			var z bytes.Buffer
-			zw, _ := gzip.NewWriterLevel(&z, gzip.DefaultCompression)
-			zw.Write(body)
-			zw.Close()
-		})
-	}
-	b.ReportMetric(float64(alloc[1])/float64(alloc[0]), "alloc-new/reused")
-	b.ReportMetric(float64(took[1])/float64(took[0]), "new/reused")
 }

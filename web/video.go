@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"sort"
 	"time"
+
+	"github.com/ingestworks/ingest/web/edge"
 )
 
 // VideoJSON is a video with its place in every chart over time and its
@@ -127,7 +129,7 @@ func (s *Server) apiVideo(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	showKeys(w.Header(), videoKey(v.ID))
+	edge.Show(w.Header(), edge.Video(v.ID))
 	replyJSON(w, http.StatusOK, v)
 }
 
@@ -153,7 +155,7 @@ func (s *Server) videoPage(w http.ResponseWriter, r *http.Request) {
 		s.pageFail(w, r, err)
 		return
 	}
-	showKeys(w.Header(), videoKey(v.ID))
+	edge.Show(w.Header(), edge.Video(v.ID))
 	ranks, views := videoSeries(v, s.places)
 	desc := clip(v.Description, 200)
 	if desc == "" {

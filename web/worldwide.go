@@ -212,7 +212,7 @@ func (s *Server) apiWorldwide(w http.ResponseWriter, r *http.Request) {
 }
 
 // worldwideKey names the worldwide page, its JSON and its feed (with
-// feedKeyOf): every landing of a region's chart changes them.
+// edge.Feed): every landing of a region's chart changes them.
 const worldwideKey = "worldwide"
 
 // showWorldwide names what an answer of ww shows: the worldwide page and

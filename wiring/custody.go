@@ -11,7 +11,6 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/custody"
 	"github.com/ingestworks/ingest/quota"
-	"github.com/ingestworks/ingest/util/dsn"
 )
 
 // LiveError is a copy's source a worker is still writing (custody.LiveError).
@@ -60,7 +59,7 @@ func (h *Host) learnLedgers(ctx context.Context, d *Database, raw, key string) e
 	defer c.Close()
 	var ae *quota.AccessError
 	if err := quota.CheckAccess(ctx, c); errors.As(err, &ae) {
-		return configErrorf("%s: %s: %w", custody.LeavingFlag, dsn.Redact(raw), ae)
+		return configErrorf("%s: %s: %w", custody.LeavingFlag, ingest.Redact(raw), ae)
 	}
 	l, err := OpenLimiter(ctx, d, c, key, h.Costs, quota.NoUpstreamClock, h.clock(), quota.Options{Logger: h.Logger})
 	if err != nil {

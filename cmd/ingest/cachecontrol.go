@@ -6,9 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ingestworks/ingest/util/dsn"
+	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/util/envflag"
-	"github.com/ingestworks/ingest/web"
+	"github.com/ingestworks/ingest/web/edge"
 )
 
 // cacheControlEnv is --cache-control's variable: one flag of serve and run
@@ -16,8 +16,8 @@ import (
 const cacheControlEnv = "INGEST_CACHE_CONTROL"
 
 var cacheControlUsage = "how long browsers (max-age) and the caches in front (s-maxage, stale-while-revalidate, stale-if-error) may keep a --public listener's answers to anonymous readers, in seconds; a directive left out keeps its default, " +
-	strings.ReplaceAll(web.DefaultCachePolicy.Flag(), ",", ", ") + "; with --purge-url " +
-	strings.ReplaceAll(web.PurgedCachePolicy.Flag(), ",", ", ") + " (docs/operations/readers.md, Readers behind a cache)"
+	strings.ReplaceAll(edge.DefaultPolicy.Flag(), ",", ", ") + "; with --purge-url " +
+	strings.ReplaceAll(edge.PurgedPolicy.Flag(), ",", ", ") + " (docs/operations/readers.md, Readers behind a cache)"
 
 // bindCacheControl declares --cache-control on cmd.
 func bindCacheControl(cmd *cobra.Command, p *string) {
@@ -32,10 +32,10 @@ func cacheControlFrom(cmd *cobra.Command) string {
 
 // parseCacheControl reads --cache-control (a usage error naming from),
 // its defaults those of a site purged on each landing when purged.
-func parseCacheControl(from, raw string, purged bool) (*web.CachePolicy, error) {
-	base := web.DefaultCachePolicy
+func parseCacheControl(from, raw string, purged bool) (*edge.Policy, error) {
+	base := edge.DefaultPolicy
 	if purged {
-		base = web.PurgedCachePolicy
+		base = edge.PurgedPolicy
 	}
 	p, err := base.With(raw)
 	if err != nil {
@@ -70,7 +70,7 @@ func parsePurgeURLs(from, raw string) ([]*url.URL, error) {
 		}
 		u, err := url.Parse(part)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, usageErrorf("%s: want absolute http or https URLs such as http://127.0.0.1:6081/, comma separated, got %q", from, dsn.Redact(part))
+			return nil, usageErrorf("%s: want absolute http or https URLs such as http://127.0.0.1:6081/, comma separated, got %q", from, ingest.Redact(part))
 		}
 		out = append(out, u)
 	}

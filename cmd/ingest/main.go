@@ -35,7 +35,6 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/store"
-	"github.com/ingestworks/ingest/util/dsn"
 
 	"github.com/spf13/cobra"
 
@@ -106,7 +105,7 @@ func execute(ctx context.Context, args []string) int {
 	}
 	// The parser's own errors quote what they were given: a URL given where
 	// a command or a flag was expected keeps its password out of them too.
-	msg := dsn.ScrubArgs(err.Error(), args)
+	msg := ingest.ScrubArgs(err.Error(), args)
 	if finalFormat(root) == "json" {
 		// One JSON object, as every other line: a log shipper parses it.
 		newLogger(os.Stderr, "json", slog.LevelError).Error("ingest: "+msg, "exit", code)

@@ -42,9 +42,10 @@ read API's plans file) says, in its proxy: section, what it may spend: a
 daily share of each pool (daily:, per day of the upstream's), the dearest
 call it may make (max_cost:, 1 unit unless set) and the operations granted
 beyond it (grants:). Whatever the plans, the daemon comes first: what the
-plan the daemon published needs for its tier-1 charts until a pool frees is
-kept from every client, and each pool's reserve stays out of reach of all,
-as the limiter holds it for every caller. When what is left to clients runs
+plan the daemon published needs for its tier-1 charts is kept from every
+client, in a pool's window over the next whole window and in its day until
+the reset, and each pool's reserve stays out of reach of all, as the limiter
+holds it for every caller. When what is left to clients runs
 low, a plan of a later priority (priority:, 0 first) spends a pool only down
 to the daily shares of the plans before it (docs/api.md, "The proxy").
 

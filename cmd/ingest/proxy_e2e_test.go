@@ -1,9 +1,15 @@
 package main
 
 import (
+	"database/sql"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -105,5 +111,94 @@ func TestProxyAccountsUnderFaults(t *testing.T) {
 	charged, led := h.fake.Charged(testKey), ledgerUnits(t, h.db(), "default")
 	if charged != 2 || led != 2 {
 		t.Errorf("the upstream charged %d units, the ledger holds %d: want the failed call and the unmetered one", charged, led)
+	}
+}
+
+// A client's daily share holds across proxy processes: two proxies on one
+// database (SQLite with its embedded limiter or Redis, PostgreSQL with its
+// own), and four callers of one token on each, answer at most its share
+// together; every call past it is refused unsent, and the upstream's
+// charge equals the ledger's. Eight clients in turn meet the edge of their
+// share eight times.
+func TestProxySharesHoldAcrossProcesses(t *testing.T) {
+	const clients, share = 8, 10
+	for _, c := range []struct {
+		name            string
+		redis, postgres bool
+	}{{"sqlite", false, false}, {"sqlite and redis", true, false}, {"postgresql", false, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t)
+			if c.redis {
+				h.withRedis()
+			}
+			openLedger, arg := func() *sql.DB { return openDB(t, h.db()) }, "?"
+			if c.postgres {
+				u := h.withPostgres()
+				openLedger, arg = func() *sql.DB { return openPG(t, u) }, "$1"
+			}
+			plans := filepath.Join(h.dir, "plans.yaml")
+			if err := os.WriteFile(plans, []byte(fmt.Sprintf("plans:\n  team: {limit: 6000, window: 1h, proxy: {daily: {default: %d}}}\n", share)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			h.set("INGEST_API_PLANS", plans)
+			var bases []string
+			for range 2 {
+				_, base := startProxy(t, h)
+				bases = append(bases, base)
+			}
+			db := openLedger()
+			spent := func(client string) int64 {
+				return queryInt(t, db, `SELECT coalesce(sum(units), 0) FROM ledger WHERE client LIKE `+arg+`
+  AND NOT EXISTS (SELECT 1 FROM ledger_given_back g WHERE g.quota_key = ledger.quota_key AND g.call_id = ledger.call_id)`, client)
+			}
+			var answered, refused, other atomic.Int64
+			for k := range clients {
+				name := fmt.Sprintf("client-%d", k)
+				token := lastLine(h.mustRun(0, "tokens", "add", name, "--plan", "team").stdout)
+				var wg sync.WaitGroup
+				for i := range 8 {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						callUntilRefused(bases[i%2]+"/youtube/v3/videos?part=id&chart=mostPopular&regionCode=US&key="+token, 4, &answered, &refused, &other)
+					}()
+				}
+				wg.Wait()
+				if n := spent(name); n > share {
+					t.Errorf("%s spent %d units through two proxies, over its share of %d", name, n, share)
+				}
+			}
+			if other.Load() != 0 {
+				t.Errorf("%d calls answered neither 200 nor 403", other.Load())
+			}
+			charged, led := h.fake.Charged(testKey), spent("%")
+			if charged != answered.Load() || led != charged {
+				t.Errorf("%d calls answered, the upstream charged %d units, the ledger holds %d: want each the same", answered.Load(), charged, led)
+			}
+			t.Logf("%d calls answered, %d refused; the upstream charged %d units, the ledger holds %d", answered.Load(), refused.Load(), charged, led)
+		})
+	}
+}
+
+// callUntilRefused makes n calls of url, counting each answer: 200, 403 or
+// anything else (an error included).
+func callUntilRefused(url string, n int, answered, refused, other *atomic.Int64) {
+	c := &http.Client{Timeout: time.Minute}
+	for range n {
+		res, err := c.Get(url)
+		if err != nil {
+			other.Add(1)
+			continue
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		switch res.StatusCode {
+		case http.StatusOK:
+			answered.Add(1)
+		case http.StatusForbidden:
+			refused.Add(1)
+		default:
+			other.Add(1)
+		}
 	}
 }

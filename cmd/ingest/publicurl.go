@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ingestworks/ingest/util/dsn"
+	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/util/envflag"
 )
 
@@ -35,13 +35,13 @@ func parsePublicURL(from, raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	switch {
 	case err != nil:
-		return nil, usageErrorf("%s: not a URL: %q", from, dsn.Redact(raw))
+		return nil, usageErrorf("%s: not a URL: %q", from, ingest.Redact(raw))
 	case u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.Opaque != "":
-		return nil, usageErrorf("%s: want an absolute http or https URL such as https://charts.example.org/, got %q", from, dsn.Redact(raw))
+		return nil, usageErrorf("%s: want an absolute http or https URL such as https://charts.example.org/, got %q", from, ingest.Redact(raw))
 	case u.User != nil:
-		return nil, usageErrorf("%s: a public address carries no user or password, got one in %q", from, dsn.Redact(raw))
+		return nil, usageErrorf("%s: a public address carries no user or password, got one in %q", from, ingest.Redact(raw))
 	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || u.RawFragment != "":
-		return nil, usageErrorf("%s: want the site's address without a query or fragment, got %q", from, dsn.Redact(raw))
+		return nil, usageErrorf("%s: want the site's address without a query or fragment, got %q", from, ingest.Redact(raw))
 	case u.Path != "" && u.Path != "/":
 		return nil, usageErrorf("%s: ingest serves its pages from the root of its address: want %s://%s/, without the path %q (a proxy that serves it under a path is not supported)",
 			from, u.Scheme, u.Host, u.Path)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ingestworks/ingest/util/dsn"
+	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/util/envflag"
 	"github.com/ingestworks/ingest/web"
 	"github.com/ingestworks/ingest/wiring"
@@ -156,7 +156,7 @@ func checkSearchURL(from, raw string) error {
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return usageErrorf("%s: want an absolute http or https URL of a search such as https://charts.example.org/search, got %q", from, dsn.Redact(raw))
+		return usageErrorf("%s: want an absolute http or https URL of a search such as https://charts.example.org/search, got %q", from, ingest.Redact(raw))
 	}
 	return nil
 }

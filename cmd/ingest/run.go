@@ -18,6 +18,7 @@ import (
 	"github.com/ingestworks/ingest/regions"
 	"github.com/ingestworks/ingest/util/envflag"
 	"github.com/ingestworks/ingest/web"
+	"github.com/ingestworks/ingest/web/edge"
 	"github.com/ingestworks/ingest/wiring"
 )
 
@@ -81,7 +82,7 @@ type runFlags struct {
 	// cacheControl is --cache-control, for the dashboard of --listen;
 	// cacheControlFrom where it came from, cache what it read.
 	cacheControl, cacheControlFrom string
-	cache                          *web.CachePolicy
+	cache                          *edge.Policy
 	// purgeURL is --purge-url, for the caches in front of --listen;
 	// purgeURLFrom where it came from, purgeTo what it names.
 	purgeURL, purgeURLFrom string

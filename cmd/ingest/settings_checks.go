@@ -18,7 +18,6 @@ import (
 	"github.com/ingestworks/ingest/costs"
 	"github.com/ingestworks/ingest/ledger"
 	"github.com/ingestworks/ingest/store"
-	"github.com/ingestworks/ingest/util/dsn"
 	"github.com/ingestworks/ingest/wiring"
 )
 
@@ -160,19 +159,19 @@ func (s *settings) checkEndpoint() error {
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "" {
-		return usageErrorf("--youtube-endpoint / YOUTUBE_ENDPOINT: want an http(s) URL like http://localhost:8080/, got %q", dsn.Redact(raw))
+		return usageErrorf("--youtube-endpoint / YOUTUBE_ENDPOINT: want an http(s) URL like http://localhost:8080/, got %q", ingest.Redact(raw))
 	}
 	if strings.ContainsAny(raw, "?#") {
 		// The client resolves each call's path against the base, which
 		// drops a query: a key put there would never be sent, only printed.
-		return usageErrorf("--youtube-endpoint / YOUTUBE_ENDPOINT: give the API's base URL without a query or fragment (the key is YOUTUBE_API_KEY's), got %q", dsn.Redact(raw))
+		return usageErrorf("--youtube-endpoint / YOUTUBE_ENDPOINT: give the API's base URL without a query or fragment (the key is YOUTUBE_API_KEY's), got %q", ingest.Redact(raw))
 	}
 	if base, ok := strings.CutSuffix(strings.TrimSuffix(u.Path, "/"), "/youtube/v3"); ok {
 		// The client adds the API's path itself: given twice, every call
 		// would be a 404 of a doubled path.
-		given := dsn.Redact(raw)
+		given := ingest.Redact(raw)
 		u.Path = base + "/"
-		return usageErrorf("--youtube-endpoint / YOUTUBE_ENDPOINT: give the API's base URL without youtube/v3/, which the client adds: %s, not %q", dsn.Redact(u.String()), given)
+		return usageErrorf("--youtube-endpoint / YOUTUBE_ENDPOINT: give the API's base URL without youtube/v3/, which the client adds: %s, not %q", ingest.Redact(u.String()), given)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ingestworks/ingest/web"
+	"github.com/ingestworks/ingest/web/edge"
 )
 
 // keyParamValues are a value for each query parameter a reader's route
@@ -67,7 +68,7 @@ func TestTheShippedVCLKeysAPageAsTheOriginReadsIt(t *testing.T) {
 		raw = append(raw, "utm_source=news", "fbclid=x")
 		query := strings.Join(raw, "&")
 		want := path
-		if q := web.CanonicalQuery(query, keep); q != "" {
+		if q := edge.CanonicalQuery(query, keep); q != "" {
 			want += "?" + q
 		}
 		_, n := front.since(0)

@@ -80,7 +80,7 @@ func refused(obj types.Object) string {
 	return ""
 }
 
-// Room is a package's name in the rooms: "root", "store", "util/dsn";
+// Room is a package's name in the rooms: "root", "store", "util/envflag";
 // a package outside module keeps its path.
 func Room(module, pkg string) string {
 	if pkg == module {

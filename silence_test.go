@@ -1,4 +1,4 @@
-package silence
+package ingest
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 // answers come, however long that is.
 func TestAnswersKeepTheBoundOpen(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ctx, stop := Bound(context.Background(), time.Second)
+		ctx, stop := BoundBySilence(context.Background(), time.Second)
 		defer stop()
 		for range 30 {
 			time.Sleep(900 * time.Millisecond)
@@ -27,7 +27,7 @@ func TestAnswersKeepTheBoundOpen(t *testing.T) {
 // A bound with no answer ends once its length has passed, naming why.
 func TestSilenceEndsTheBound(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ctx, stop := Bound(context.Background(), time.Second)
+		ctx, stop := BoundBySilence(context.Background(), time.Second)
 		defer stop()
 		Answered(ctx)
 		time.Sleep(999 * time.Millisecond)
@@ -52,7 +52,7 @@ func TestSilenceEndsTheBound(t *testing.T) {
 func TestAnswersReachTheirBound(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		Answered(context.Background())
-		ctx, stop := Bound(context.Background(), time.Second)
+		ctx, stop := BoundBySilence(context.Background(), time.Second)
 		inner, cancel := context.WithCancel(ctx)
 		defer cancel()
 		time.Sleep(800 * time.Millisecond)

@@ -1,4 +1,4 @@
-package dsn
+package ingest
 
 import (
 	"errors"
@@ -19,18 +19,18 @@ func TestNoPieceOfAPasswordIsPrinted(t *testing.T) {
 		raw     string
 		wantErr error
 	}{
-		{"postgres://ingest:" + password + "@db.example:5432/ingest?sslmode=require", ErrUnencoded},
-		{"redis://:" + password + "@redis:6379/0", ErrUnencoded},
-		{"redis://" + password + "@redis:6379/0", ErrUnencoded},
-		{"postgres://ingest:Zqv%zzJxw@db.example/ingest", ErrUnencoded},
-		{"postgres://ingest:Zqv/Jxw@db.example/ingest", ErrUnencoded},
-		{"redis://:Zqv#Jxw@redis:6379/0", ErrUnencoded},
+		{"postgres://ingest:" + password + "@db.example:5432/ingest?sslmode=require", ErrURLUnencoded},
+		{"redis://:" + password + "@redis:6379/0", ErrURLUnencoded},
+		{"redis://" + password + "@redis:6379/0", ErrURLUnencoded},
+		{"postgres://ingest:Zqv%zzJxw@db.example/ingest", ErrURLUnencoded},
+		{"postgres://ingest:Zqv/Jxw@db.example/ingest", ErrURLUnencoded},
+		{"redis://:Zqv#Jxw@redis:6379/0", ErrURLUnencoded},
 		{"redis://:Zqv:Jxw@redis:6379/0", nil},
 		{"postgres://" + encoded + "@db.example:5432/ingest", nil},
 		{"postgres://ingest@db.example/ingest?password=" + url.QueryEscape(password), nil},
-		{"redis://:ZqvJxw@redis:port/0", ErrUnparsable},
+		{"redis://:ZqvJxw@redis:port/0", ErrURLUnparsable},
 	} {
-		if err := Check(tc.raw); !errors.Is(err, tc.wantErr) {
+		if err := CheckURL(tc.raw); !errors.Is(err, tc.wantErr) {
 			t.Errorf("Check(%q) = %v, want %v", tc.raw, err, tc.wantErr)
 		} else if err != nil {
 			for _, p := range pieces {
@@ -78,7 +78,7 @@ func TestAMisspeltSchemeIsStillAURL(t *testing.T) {
 		{"http//ingest:" + password + "@db.example/", "http"},
 		{"pg://ZqvJxw@db.example/ingest", "pg"},
 	} {
-		scheme, ok := Scheme(tc.raw)
+		scheme, ok := URLScheme(tc.raw)
 		if scheme != tc.scheme || ok != (tc.scheme != "") {
 			t.Errorf("Scheme(%q) = %q, %v; want %q", tc.raw, scheme, ok, tc.scheme)
 		}
@@ -91,7 +91,7 @@ func TestAMisspeltSchemeIsStillAURL(t *testing.T) {
 		}
 	}
 	for _, path := range []string{"ingest.db", "./a:b.db", "/var/lib/ingest/ingest.db", "data:2026.db", "C", "", "data//ingest.db", "/srv/ingest@eu/ingest.db"} {
-		if scheme, ok := Scheme(path); ok {
+		if scheme, ok := URLScheme(path); ok {
 			t.Errorf("Scheme(%q) = %q: a file's path taken for a URL", path, scheme)
 		}
 	}

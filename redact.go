@@ -1,8 +1,9 @@
-// Package dsn checks and redacts the URLs of the servers ingest connects
-// to with a password (Redis, PostgreSQL, the upstream's endpoint), so that
-// no message ever prints any part of a password or a query's key, however
+// The URLs of the servers ingest connects to with a password (Redis,
+// PostgreSQL, the upstream's endpoint), checked and redacted, so that no
+// message ever prints any part of a password or a query's key, however
 // the URL is written, mistyped shapes too (no colon, one slash, no
-// scheme): Redact is the one way such a setting is printed.
+// scheme): Redact is the one way such a setting is printed, by every part
+// that names one in what it says.
 //
 // A password must be percent-encoded in a URL: a bare @, /, ?, # or % in
 // it moves the URL's other parts, and each parser then splits it in its
@@ -11,7 +12,8 @@
 // information is found the one way that cannot cut a password short: up
 // to the last @ of the whole URL; a URL whose user information then holds
 // a reserved character is refused before any parser sees it.
-package dsn
+
+package ingest
 
 import (
 	"errors"
@@ -22,30 +24,30 @@ import (
 	"unicode/utf8"
 )
 
-// Hint is what a user does about a password that breaks a URL.
-const Hint = "percent-encode each of @ : / ? # % in the user or password (as %40 %3A %2F %3F %23 %25; docs/operations/store.md, The URL)"
+// URLHint is what a user does about a password that breaks a URL.
+const URLHint = "percent-encode each of @ : / ? # % in the user or password (as %40 %3A %2F %3F %23 %25; docs/operations/store.md, The URL)"
 
-// ErrUnencoded: the user information holds a character URLs reserve.
-var ErrUnencoded = errors.New("its user or password holds @, /, ? or # as they are, or a % that starts no %XX: " + Hint)
+// ErrURLUnencoded: the user information holds a character URLs reserve.
+var ErrURLUnencoded = errors.New("its user or password holds @, /, ? or # as they are, or a % that starts no %XX: " + URLHint)
 
-// ErrUnparsable: the URL does not parse; the error quotes none of it.
-var ErrUnparsable = errors.New("it does not parse as a URL (if a password holds @ : / ? # or %, " + Hint + ")")
+// ErrURLUnparsable: the URL does not parse; the error quotes none of it.
+var ErrURLUnparsable = errors.New("it does not parse as a URL (if a password holds @ : / ? # or %, " + URLHint + ")")
 
-// Check finds what would make a parser split raw in the wrong place, and
+// CheckURL finds what would make a parser split raw in the wrong place, and
 // says so without quoting raw.
-func Check(raw string) error {
+func CheckURL(raw string) error {
 	_, rest, ok := strings.Cut(raw, "://")
 	if !ok {
-		return ErrUnparsable
+		return ErrURLUnparsable
 	}
 	if i := strings.LastIndex(rest, "@"); i >= 0 {
 		info := rest[:i]
 		if strings.ContainsAny(info, "@/?#") || !escaped(info) {
-			return ErrUnencoded
+			return ErrURLUnencoded
 		}
 	}
 	if _, err := url.Parse(raw); err != nil {
-		return ErrUnparsable
+		return ErrURLUnparsable
 	}
 	return nil
 }
@@ -67,54 +69,54 @@ func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
-// shape is a value written as a URL: a scheme, a colon, and then a slash
+// urlShape is a value written as a URL: a scheme, a colon, and then a slash
 // or user information (an @ further on). A scheme that is misspelt
 // (postgress://), in capitals (Postgres://), short of a slash
 // (postgres:/) or another database's (mysql://) is still a URL by its
 // shape, whose password must not be printed.
-var shape = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*):(/*)(.*)$`)
+var urlShape = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*):(/*)(.*)$`)
 
-// colonless is a URL whose scheme lost its colon (postgres//u:p@h/db,
+// colonlessShape is a URL whose scheme lost its colon (postgres//u:p@h/db,
 // http//h): a URL by its shape when its scheme is one ingest opens or
 // user information follows, else a file's path such as data//x.db.
-var colonless = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)(//+)(.*)$`)
+var colonlessShape = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)(//+)(.*)$`)
 
-// known are the schemes ingest opens: their user names are kept when a
+// knownSchemes are the schemes ingest opens: their user names are kept when a
 // password follows, which Redact masks.
-var known = map[string]bool{"postgres": true, "postgresql": true, "redis": true, "rediss": true, "http": true, "https": true}
+var knownSchemes = map[string]bool{"postgres": true, "postgresql": true, "redis": true, "rediss": true, "http": true, "https": true}
 
-// split cuts raw shaped as a URL into its scheme, what follows the scheme
+// splitURL cuts raw shaped as a URL into its scheme, what follows the scheme
 // up to the rest (a colon and slashes, or slashes alone when the colon is
 // missing), and the rest; ok is false for a value not so shaped.
-func split(raw string) (scheme, sep, rest string, ok bool) {
-	if m := shape.FindStringSubmatch(raw); m != nil && (m[2] != "" || strings.Contains(m[3], "@")) {
+func splitURL(raw string) (scheme, sep, rest string, ok bool) {
+	if m := urlShape.FindStringSubmatch(raw); m != nil && (m[2] != "" || strings.Contains(m[3], "@")) {
 		return m[1], ":" + m[2], m[3], true
 	}
-	if m := colonless.FindStringSubmatch(raw); m != nil && (known[strings.ToLower(m[1])] || strings.Contains(m[3], "@")) {
+	if m := colonlessShape.FindStringSubmatch(raw); m != nil && (knownSchemes[strings.ToLower(m[1])] || strings.Contains(m[3], "@")) {
 		return m[1], m[2], m[3], true
 	}
 	return "", "", "", false
 }
 
-// Scheme returns the scheme of raw, as written, when raw has the shape of
+// URLScheme returns the scheme of raw, as written, when raw has the shape of
 // a URL (a scheme, a colon, then a slash or an @ further on; or a scheme
 // ingest opens, or one followed by user information, that lost its colon:
 // postgres//...); else ok is false: a file's path such as ingest.db or
 // ./a:b.db.
-func Scheme(raw string) (scheme string, ok bool) {
-	scheme, _, _, ok = split(raw)
+func URLScheme(raw string) (scheme string, ok bool) {
+	scheme, _, _, ok = splitURL(raw)
 	return scheme, ok
 }
 
-// Colonless says whether raw is shaped as a URL whose scheme lost its
+// ColonlessURL says whether raw is shaped as a URL whose scheme lost its
 // colon (postgres//u:p@h/db).
-func Colonless(raw string) bool {
-	_, sep, _, ok := split(raw)
+func ColonlessURL(raw string) bool {
+	_, sep, _, ok := splitURL(raw)
 	return ok && !strings.HasPrefix(sep, ":")
 }
 
-// Mask stands for whatever was taken out.
-const Mask = "xxxxx"
+// RedactMask stands for whatever was taken out.
+const RedactMask = "xxxxx"
 
 // shownParams are the query parameters whose values are never secret
 // (where a server is, how to reach it): every other one is masked, as a
@@ -136,16 +138,16 @@ var shownParams = map[string]bool{
 // parameters that name where a server is (shownParams), and a fragment is
 // dropped. Where the user information cannot be told from the query (an
 // @ after a ? or #) nothing past the scheme is kept. A value not shaped as
-// a URL (Scheme) is not printed: "(not a URL)".
+// a URL (URLScheme) is not printed: "(not a URL)".
 func Redact(raw string) string {
-	scheme, sep, rest, ok := split(raw)
+	scheme, sep, rest, ok := splitURL(raw)
 	if !ok {
 		return "(not a URL)"
 	}
 	prefix := scheme + sep
 	if i := strings.LastIndex(rest, "@"); i >= 0 {
 		if strings.ContainsAny(rest[:i], "?#") {
-			return prefix + Mask
+			return prefix + RedactMask
 		}
 		rest = userInfo(scheme, sep, rest[:i]) + "@" + rest[i+1:]
 	}
@@ -163,15 +165,15 @@ func Redact(raw string) string {
 // userInfo is what Redact keeps of the user information info.
 func userInfo(scheme, sep, info string) string {
 	user, _, withPassword := strings.Cut(info, ":")
-	keep := sep == "://" && known[scheme] && (withPassword || scheme == "postgres" || scheme == "postgresql")
+	keep := sep == "://" && knownSchemes[scheme] && (withPassword || scheme == "postgres" || scheme == "postgresql")
 	switch {
 	case !keep || user == "" || strings.ContainsAny(user, "@/?#") || !escaped(user):
 		if user == "" && withPassword {
-			return ":" + Mask
+			return ":" + RedactMask
 		}
-		return Mask
+		return RedactMask
 	case withPassword:
-		return user + ":" + Mask
+		return user + ":" + RedactMask
 	}
 	return user
 }
@@ -182,18 +184,18 @@ func maskQuery(q string) string {
 	params := strings.Split(q, "&")
 	for i, p := range params {
 		name, value, _ := strings.Cut(p, "=")
-		if !shownParams[strings.ToLower(name)] || !plain.MatchString(value) {
-			params[i] = Mask
+		if !shownParams[strings.ToLower(name)] || !plainParam.MatchString(value) {
+			params[i] = RedactMask
 		}
 	}
 	return strings.Join(params, "&")
 }
 
-// plain is a parameter's value that is a name, a number or an address.
-var plain = regexp.MustCompile(`^[A-Za-z0-9._:,\[\]-]*$`)
+// plainParam is a parameter's value that is a name, a number or an address.
+var plainParam = regexp.MustCompile(`^[A-Za-z0-9._:,\[\]-]*$`)
 
 // Scrub takes the password of raw, as written and as decoded, out of msg:
-// a parser's or a driver's error that may quote it. raw passed Check.
+// a parser's or a driver's error that may quote it. raw passed CheckURL.
 func Scrub(msg, raw string) string {
 	msg = strings.ReplaceAll(msg, raw, Redact(raw))
 	u, err := url.Parse(raw)
@@ -212,7 +214,7 @@ func Scrub(msg, raw string) string {
 		}
 	}
 	for _, s := range secrets {
-		msg = mask(msg, s)
+		msg = maskSecret(msg, s)
 	}
 	return msg
 }
@@ -224,14 +226,14 @@ func Scrub(msg, raw string) string {
 // whole, between separators.
 const shortSecret = 8
 
-// mask is msg with each occurrence of secret masked; a short secret's only
+// maskSecret is msg with each occurrence of secret masked; a short secret's only
 // where no letter or digit touches it.
-func mask(msg, secret string) string {
+func maskSecret(msg, secret string) string {
 	if secret == "" {
 		return msg
 	}
 	if len(secret) >= shortSecret {
-		return strings.ReplaceAll(msg, secret, Mask)
+		return strings.ReplaceAll(msg, secret, RedactMask)
 	}
 	var b strings.Builder
 	for {
@@ -244,7 +246,7 @@ func mask(msg, secret string) string {
 		if wordChar(msg[:i], true) || wordChar(msg[end:], false) {
 			b.WriteString(msg[:end])
 		} else {
-			b.WriteString(msg[:i] + Mask)
+			b.WriteString(msg[:i] + RedactMask)
 		}
 		msg = msg[end:]
 	}
@@ -271,7 +273,7 @@ func ScrubArgs(msg string, args []string) string {
 		if _, v, ok := strings.Cut(arg, "="); ok && strings.HasPrefix(arg, "-") {
 			arg = v
 		}
-		if _, ok := Scheme(arg); ok {
+		if _, ok := URLScheme(arg); ok {
 			msg = strings.ReplaceAll(msg, arg, Redact(arg))
 		}
 	}

@@ -1,4 +1,4 @@
-package protocol
+package ingest
 
 import (
 	"context"
@@ -57,15 +57,15 @@ func TestIdentifyNamesAServerByWhatItSaid(t *testing.T) {
 		name, addr string
 		want       Protocol
 	}{
-		{"an HTTP server", web.Listener.Addr().String(), HTTP},
-		{"PostgreSQL", pg.Host, PostgreSQL},
-		{"Redis", rs.Addr, Redis},
-		{"a server of garbage", listen(t, func(c net.Conn) { c.Write([]byte("garbage\x00\x01\r\n")); c.Close() }), Other},
-		{"a refused port", refused, Unknown},
-		{"a silent server", listen(t, func(c net.Conn) { <-hold; c.Close() }), Unknown},
-		{"a server that closes at once", listen(t, func(c net.Conn) { c.Close() }), Unknown},
+		{"an ProtocolHTTP server", web.Listener.Addr().String(), ProtocolHTTP},
+		{"PostgreSQL", pg.Host, ProtocolPostgreSQL},
+		{"Redis", rs.Addr, ProtocolRedis},
+		{"a server of garbage", listen(t, func(c net.Conn) { c.Write([]byte("garbage\x00\x01\r\n")); c.Close() }), ProtocolOther},
+		{"a refused port", refused, ProtocolUnknown},
+		{"a silent server", listen(t, func(c net.Conn) { <-hold; c.Close() }), ProtocolUnknown},
+		{"a server that closes at once", listen(t, func(c net.Conn) { c.Close() }), ProtocolUnknown},
 	} {
-		if got := Identify(context.Background(), "tcp", c.addr); got != c.want {
+		if got := IdentifyServer(context.Background(), "tcp", c.addr); got != c.want {
 			t.Errorf("%s at %s: identified as %q, want %q", c.name, c.addr, got, c.want)
 		}
 	}
