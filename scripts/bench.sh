@@ -49,6 +49,14 @@ awk '/BenchmarkRollupTriggers-/ { for (i=1;i<=NF;i++) if ($(i+1)=="with/without"
   END { printf "with/without the rollup, three runs:%s\n", r }' "$out/rollup.txt"
 
 echo
+echo "== store: an hourly run's rows handed to SQLite as JSONB vs as JSON text, interleaved =="
+go test -run '^$' -bench BenchmarkHourlyRunRowsJSONB -benchtime 100x -count 3 ./store/ | grep '^Benchmark'
+
+echo
+echo "== web: an answer gzipped by a reused writer vs a new one, interleaved =="
+go test -run '^$' -bench BenchmarkGzip -benchtime 200x -count 3 ./web/transport/ | grep '^Benchmark'
+
+echo
 echo "== regions: a full --once cycle, fake upstream at 20 ms a call =="
 go test -run '^$' -bench BenchmarkOnceCycle -benchtime 5x ./jobs/ | tee "$out/cycle.txt" | grep '^Benchmark'
 awk '/BenchmarkOnceCycle-/ { for (i=1;i<=NF;i++) { if ($(i+1)=="overhead-%") o=$i; if ($(i+1)=="wall-ms/cycle") w=$i; if ($(i+1)=="latency-ms/cycle") l=$i } }

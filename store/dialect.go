@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"github.com/ingestworks/ingest"
 )
 
 // dialect is what SQLite and PostgreSQL do each their own way. The store's
@@ -19,9 +21,12 @@ type dialect interface {
 	match(pq parsedQuery) string
 	// regionArg is a region as the search's region filter takes it.
 	regionArg(region string) string
-	// withDoc says whether a page's rows carry each video's words for the
-	// index: SQLite's triggers find them themselves.
-	withDoc() bool
+	// pageRows and statRows are a page's videos and tracking's counts as
+	// the dialect's statements read them: SQLite's JSONB (jsonb.go),
+	// PostgreSQL's JSON text, whose rows carry each video's words for the
+	// index, which SQLite's triggers find themselves.
+	pageRows(page ingest.Page) (any, error)
+	statRows(stats []ingest.VideoStats) (any, error)
 	// retryable says whether a transaction that failed with err is run
 	// again.
 	retryable(err error) bool
@@ -72,8 +77,11 @@ func (pgDialect) match(pq parsedQuery) string     { return pq.tsQuery() }
 func (sqliteDialect) regionArg(region string) string { return region }
 func (pgDialect) regionArg(region string) string     { return tsLexeme(region) }
 
-func (sqliteDialect) withDoc() bool { return false }
-func (pgDialect) withDoc() bool     { return true }
+func (sqliteDialect) pageRows(page ingest.Page) (any, error) { return pageJSONB(page) }
+func (pgDialect) pageRows(page ingest.Page) (any, error)     { return pageJSON(page, true) }
+
+func (sqliteDialect) statRows(stats []ingest.VideoStats) (any, error) { return statsJSONB(stats) }
+func (pgDialect) statRows(stats []ingest.VideoStats) (any, error)     { return statsJSON(stats) }
 
 func (sqliteDialect) retryable(error) bool { return false }
 func (pgDialect) retryable(err error) bool { return retryable(err) }

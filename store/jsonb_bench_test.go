@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -113,4 +114,68 @@ func BenchmarkSaveStatsPrepared(b *testing.B) {
 		db.st = st
 	}
 	b.ReportMetric(float64(unprepared)/float64(prepared), "unprepared/prepared")
+}
+
+// textRows is SQLite as it was handed a page's rows and tracking's counts
+// before they were JSONB: as JSON text, which each statement parsed.
+type textRows struct{ sqliteDialect }
+
+func (textRows) pageRows(page ingest.Page) (any, error)          { return pageJSON(page, false) }
+func (textRows) statRows(stats []ingest.VideoStats) (any, error) { return statsJSON(stats) }
+
+// BenchmarkHourlyRunRowsJSONB stores a chart's hourly run (four pages of
+// the same 200 videos, their counts moved, and tracking's counts of them)
+// with the rows handed over as JSONB and, in the same loop, as the JSON
+// text before them: "text/jsonb" is how many times longer the text took,
+// "alloc-text/jsonb" how many more bytes it allocated.
+func BenchmarkHourlyRunRowsJSONB(b *testing.B) {
+	ctx := context.Background()
+	now, before := openTest(b), openTest(b)
+	before.d = textRows{}
+	c := newCorpus(4)
+	pages := make([]ingest.Page, 4)
+	for i := range pages {
+		pages[i] = c.page(ingest.Trending, i+1)
+	}
+	var took [2]time.Duration
+	var alloc [2]uint64
+	at := t0
+	hour := func(db *DB, i int) {
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		start := time.Now()
+		id, err := db.StartRun(ctx, "US", "", ingest.Trending, at)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var stats []ingest.VideoStats
+		for _, p := range pages {
+			p.Fetched = at
+			if err := db.SavePage(ctx, id, p); err != nil {
+				b.Fatal(err)
+			}
+			for _, v := range p.Videos {
+				stats = append(stats, ingest.VideoStats{ID: v.ID, At: at, ViewCount: *v.ViewCount, LikeCount: v.LikeCount, CommentCount: v.CommentCount})
+			}
+		}
+		if err := db.SaveStats(ctx, stats); err != nil {
+			b.Fatal(err)
+		}
+		took[i] += time.Since(start)
+		runtime.ReadMemStats(&m1)
+		alloc[i] += m1.TotalAlloc - m0.TotalAlloc
+	}
+	for b.Loop() {
+		at = at.Add(time.Hour)
+		for _, p := range pages {
+			for i := range p.Videos {
+				*p.Videos[i].ViewCount += 100
+			}
+		}
+		hour(now, 0)
+		hour(before, 1)
+	}
+	b.ReportMetric(float64(took[1])/float64(took[0]), "text/jsonb")
+	b.ReportMetric(float64(alloc[1])/float64(alloc[0]), "alloc-text/jsonb")
+	b.ReportMetric(float64(took[0].Milliseconds())/float64(b.N), "ms/run")
 }

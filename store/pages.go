@@ -37,10 +37,11 @@ type pageStmts struct {
 	upsertVideos, addRegions, addTrending, addSearch, bumpTrending, bumpSearch, docs string
 }
 
-// sqlitePageSQL: a page goes to SQLite as one JSON array and is stored by
-// one statement per table: FTS5 flushes its pending terms at every
-// statement, so one statement per page instead of one per video is what
-// makes new videos cheap to index. "SELECT value AS o ... LIMIT -1" reads
+// sqlitePageSQL: a page goes to SQLite as one JSONB array (jsonb.go) and
+// is stored by one statement per table: FTS5 flushes its pending terms at
+// every statement, so one statement per page instead of one per video is
+// what makes new videos cheap to index. Handed over as JSONB, the page is
+// parsed by none of its statements. "SELECT value AS o ... LIMIT -1" reads
 // each element once: without it every o->>'field' would convert the
 // element back to text. jsonb_each, not json_each, hands each element on
 // as JSONB, which o->>'field' reads without parsing the element's text
@@ -221,7 +222,7 @@ func (db *DB) savePage(ctx context.Context, tx *sql.Tx, runID int64, page ingest
 		// The fetch's time is the house clock's, which the store has not.
 		return fmt.Errorf("%s page %d of run %d has no Fetched time", page.Kind, page.Number, runID)
 	}
-	js, err := pageJSON(page, db.d.withDoc())
+	js, err := db.d.pageRows(page)
 	if err != nil {
 		return err
 	}

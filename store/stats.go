@@ -8,13 +8,23 @@ import (
 	"github.com/ingestworks/ingest"
 )
 
-// statRow is one video's counts as SaveStats carries them to SQLite.
+// statRow is one video's counts as SaveStats carries them to PostgreSQL
+// (statsJSONB's names are the same).
 type statRow struct {
 	ID       string `json:"id"`
 	At       int64  `json:"at"`
 	Views    int64  `json:"views"`
 	Likes    *int64 `json:"likes"`
 	Comments *int64 `json:"comments"`
+}
+
+// statsJSON is tracking's counts as PostgreSQL's statement reads them.
+func statsJSON(stats []ingest.VideoStats) (string, error) {
+	rows := make([]statRow, len(stats))
+	for i, s := range stats {
+		rows[i] = statRow{ID: s.ID, At: msOf(s.At), Views: s.ViewCount, Likes: s.LikeCount, Comments: s.CommentCount}
+	}
+	return marshal(rows)
 }
 
 // SaveStats stores counts read by videos.batchGetStats in the video_stats
@@ -25,11 +35,7 @@ func (db *DB) SaveStats(ctx context.Context, stats []ingest.VideoStats) error {
 	if len(stats) == 0 {
 		return nil
 	}
-	rows := make([]statRow, len(stats))
-	for i, s := range stats {
-		rows[i] = statRow{ID: s.ID, At: msOf(s.At), Views: s.ViewCount, Likes: s.LikeCount, Comments: s.CommentCount}
-	}
-	js, err := marshal(rows)
+	js, err := db.d.statRows(stats)
 	if err != nil {
 		return fmt.Errorf("save stats of %d videos: %w", len(stats), err)
 	}

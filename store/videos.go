@@ -267,7 +267,7 @@ func (db *DB) Refreshed(ctx context.Context, videos []ingest.Video, at time.Time
 	if len(videos) == 0 {
 		return nil
 	}
-	js, err := pageJSON(ingest.Page{Videos: videos, Number: 1}, db.d.withDoc())
+	js, err := db.d.pageRows(ingest.Page{Videos: videos, Number: 1})
 	if err == nil {
 		err = db.inTx(ctx, func(tx *sql.Tx) error {
 			if _, err := tx.StmtContext(ctx, db.st.upsertVideos).ExecContext(ctx, js, msOf(at)); err != nil || db.st.docs == nil {

@@ -346,6 +346,7 @@ func (s *Server) build(w http.ResponseWriter, r *http.Request, k *keptHandler, u
 		return nil
 	}
 	a := newAnswer(b, mark, changed, nil)
+	b.Release()
 	a.built, a.req, a.h, a.shared = started, detached(r), h, k.shared
 	s.answers.set.Put(uri, a)
 	s.answers.land(uri, f, a, nil)
@@ -389,6 +390,7 @@ func (s *Server) rebuild(r *http.Request, h http.Handler, uri string, before *an
 		switch {
 		case b.Keepable():
 			a = newAnswer(b, mark, changed, before)
+			b.Release()
 			a.built, a.req, a.h, a.shared = now, r, h, before.shared
 			s.answers.set.Put(uri, a)
 		case b.Status() >= http.StatusInternalServerError:
@@ -525,7 +527,7 @@ func (a *answer) fresh(mark string) bool {
 // buildAnswer runs the handler into a buffer, counting the build.
 func (s *Server) buildAnswer(r *http.Request, h http.Handler) *transport.Answer {
 	s.answers.builds.Add(1)
-	b := transport.NewAnswer(http.Header{}, http.StatusOK)
+	b := transport.NewReused(http.Header{}, http.StatusOK)
 	h.ServeHTTP(b, forKept(r))
 	return b
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/internal/rig/storetest"
 	"github.com/ingestworks/ingest/retention"
+	"github.com/ingestworks/ingest/web/transport"
 )
 
 // get asks srv for path with the headers given as name, value pairs; the
@@ -218,5 +219,27 @@ func TestKeptAnswersArePrivateWithAToken(t *testing.T) {
 	res, _ := get(t, srv.URL+"/login")
 	if got := res.Header.Get("Cache-Control"); got != personal {
 		t.Errorf("a page with a token set: Cache-Control %q, want %s", got, personal)
+	}
+}
+
+// TestKeptAnswerOutlivesItsBuildsBytes: a build's bytes go back to be
+// reused once its answer is kept, and a later build written into them
+// changes nothing of the answer kept, plain or compressed.
+func TestKeptAnswerOutlivesItsBuildsBytes(t *testing.T) {
+	var kept []*answer
+	for i := range 20 {
+		b := transport.NewReused(http.Header{"Content-Type": {"text/html"}}, http.StatusOK)
+		b.Write(bytes.Repeat([]byte{byte('a' + i)}, 4096))
+		kept = append(kept, newAnswer(b, "m", time.Unix(0, 0), nil))
+		b.Release()
+	}
+	for i, a := range kept {
+		want := bytes.Repeat([]byte{byte('a' + i)}, 4096)
+		if !bytes.Equal(a.body, want) {
+			t.Errorf("answer %d: its body changed after its build's bytes were reused: %.20q...", i, a.body)
+		}
+		if !bytes.Equal(a.gz, transport.Gzip(want)) {
+			t.Errorf("answer %d: its gzip changed after its build's bytes were reused", i)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"strings"
+	"sync"
 )
 
 // Answer holds a handler's answer until Send sends it, or until the site
@@ -20,6 +21,33 @@ type Answer struct {
 // its handler writes one.
 func NewAnswer(header http.Header, status int) *Answer {
 	return &Answer{header: header, status: status}
+}
+
+// reused hold the bytes of answers built to be kept (NewReused) until
+// their bytes are copied and Released: a page's bytes grown anew at every
+// build were most of what a build allocated. Bytes past maxReused go with
+// their answer, so that one large page holds no memory after it.
+var reused sync.Pool // *[]byte
+
+const maxReused = 4 << 20
+
+// NewReused is NewAnswer writing into bytes another answer Released.
+func NewReused(header http.Header, status int) *Answer {
+	a := NewAnswer(header, status)
+	if p, ok := reused.Get().(*[]byte); ok {
+		a.buf = *bytes.NewBuffer((*p)[:0])
+	}
+	return a
+}
+
+// Release gives a's bytes back to be reused by NewReused: a's body is not
+// read again.
+func (a *Answer) Release() {
+	if buf := a.buf.Bytes(); cap(buf) <= maxReused {
+		buf = buf[:0]
+		reused.Put(&buf)
+	}
+	a.buf = bytes.Buffer{}
 }
 
 func (a *Answer) Header() http.Header { return a.header }

@@ -28,6 +28,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -97,12 +98,23 @@ func Tag(body []byte) string {
 	return `W/"` + hex.EncodeToString(sum[:12]) + `"`
 }
 
+// gzipWriters are reused, reset for each body: a writer's tables are most
+// of what compressing an answer allocates, and a reset writer writes what
+// a new one at its level would.
+var gzipWriters = sync.Pool{New: func() any {
+	zw, _ := gzip.NewWriterLevel(nil, gzip.DefaultCompression) // the level is valid
+	return zw
+}}
+
 // Gzip is body compressed at gzip's default level.
 func Gzip(body []byte) []byte {
 	var z bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&z, gzip.DefaultCompression) // the level is valid
+	zw := gzipWriters.Get().(*gzip.Writer)
+	zw.Reset(&z)
 	zw.Write(body)
 	zw.Close()
+	zw.Reset(nil) // holds nothing of this body while it waits
+	gzipWriters.Put(zw)
 	return z.Bytes()
 }
 

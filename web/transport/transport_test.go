@@ -6,9 +6,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/ingestworks/ingest/web/edge"
 )
@@ -136,4 +138,61 @@ func TestAStaticFileUnderItsHash(t *testing.T) {
 	if w := ask("/static/dir/x.css"); w.Code != http.StatusNotFound {
 		t.Errorf("a file below the top: %d, want 404", w.Code)
 	}
+}
+
+// TestGzipIsANewWritersGzip holds the reused gzip writers to what a new
+// writer at the level writes, body after body, each read back whole.
+func TestGzipIsANewWritersGzip(t *testing.T) {
+	t.Parallel()
+	bodies := [][]byte{bytes.Repeat([]byte("<tr><td>a chart's row</td></tr>\n"), 4000), []byte("short"), {},
+		bytes.Repeat([]byte(`{"rank":1,"title":"x"},`), 900)}
+	for round := range 3 {
+		for i, body := range bodies {
+			var want bytes.Buffer
+			zw, _ := gzip.NewWriterLevel(&want, gzip.DefaultCompression)
+			zw.Write(body)
+			zw.Close()
+			got := Gzip(body)
+			if !bytes.Equal(got, want.Bytes()) {
+				t.Fatalf("round %d body %d: Gzip is %d bytes, a new writer's %d", round, i, len(got), want.Len())
+			}
+			zr, err := gzip.NewReader(bytes.NewReader(got))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if back, err := io.ReadAll(zr); err != nil || !bytes.Equal(back, body) {
+				t.Fatalf("round %d body %d: read back %d bytes (%v), want %d", round, i, len(back), err, len(body))
+			}
+		}
+	}
+}
+
+// BenchmarkGzip compresses a chart page's bytes with a reused writer
+// and, in the same loop, with a new writer each time as before:
+// "alloc-new/reused" is how many more bytes the new writers allocated,
+// "new/reused" how many times longer they took.
+func BenchmarkGzip(b *testing.B) {
+	body := bytes.Repeat([]byte("<tr><td>1</td><td><a href=\"/v/abc\">a video's title</a></td><td>12,345</td></tr>\n"), 1500)
+	var took [2]time.Duration
+	var alloc [2]uint64
+	measure := func(i int, f func()) {
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		start := time.Now()
+		f()
+		took[i] += time.Since(start)
+		runtime.ReadMemStats(&m1)
+		alloc[i] += m1.TotalAlloc - m0.TotalAlloc
+	}
+	for b.Loop() {
+		measure(0, func() { Gzip(body) })
+		measure(1, func() {
+			var z bytes.Buffer
+			zw, _ := gzip.NewWriterLevel(&z, gzip.DefaultCompression)
+			zw.Write(body)
+			zw.Close()
+		})
+	}
+	b.ReportMetric(float64(alloc[1])/float64(alloc[0]), "alloc-new/reused")
+	b.ReportMetric(float64(took[1])/float64(took[0]), "new/reused")
 }
