@@ -154,7 +154,7 @@ if [[ ${INGEST_DAY_PROFILE:-} == 1 ]]; then
       n = split("total product rigs collector rest", k, " ")
       for (i = 1; i <= n; i++) {
         o = median(v["old", k[i]]); w = median(v["new", k[i]])
-        printf "%-28s %12.1f %12.1f %8.2f\n", k[i], o, w, o > 0 ? w / o : 0
+        printf "%-28s %12.1f %12.1f %8.2f\n", k[i], o, w, (o > 0 ? w / o : 0)
       }
       print "(product: samples whose leaf-most frame of the module is outside internal/ rigs; rigs: the fake upstream, the readers, the checker; collector: background GC with no frame of the module; rest: neither)"
     }'
