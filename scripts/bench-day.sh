@@ -13,7 +13,11 @@
 # of its own (a peak is that day's), old and new interleaved, round after
 # round: INGEST_DAY_ROUNDS rounds at the default regions (default 3) and
 # INGEST_DAY_ALL_ROUNDS at every region (default 1; a minute or more of
-# CPU a day). The figures are medians over the rounds.
+# CPU a day). The figures are medians over the rounds. With
+# INGEST_DAY_PROFILE=1 each day at every region keeps a CPU profile, and
+# what each tree's profiles hold is split by whose work it is
+# (scripts/cpu-split.sh): the product's CPU beside the rigs' that share its
+# process, the product's new/old beside the whole process's.
 #
 #   scripts/bench-day.sh
 #   INGEST_DAY_ROUNDS=5 INGEST_DAY_ALL_ROUNDS=3 scripts/bench-day.sh 8bf2bb5 HEAD
@@ -77,9 +81,12 @@ done
 [[ -n $new ]] || new="the work tree"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
 
-day() { # day TREE SHAPE: one day in a process of its own; its cost line
-  local log="$out/run.txt"
-  if ! (cd "$(cat "$out/$1.dir")" && INGEST_COST_DAY=$2 "$out/$1.test" -test.run '^TestCostOfADay$' -test.v -test.count 1 -test.timeout 60m) > "$log" 2>&1; then
+day() { # day TREE SHAPE ROUND: one day in a process of its own; its cost line
+  local log="$out/run.txt" prof=()
+  if [[ ${INGEST_DAY_PROFILE:-} == 1 && $2 == all ]]; then
+    prof=(-test.cpuprofile "$out/$1-$3.cpu")
+  fi
+  if ! (cd "$(cat "$out/$1.dir")" && INGEST_COST_DAY=$2 "$out/$1.test" -test.run '^TestCostOfADay$' -test.v -test.count 1 -test.timeout 60m "${prof[@]}") > "$log" 2>&1; then
     echo "the $1 tree's day at $2 failed:" >&2
     tail -20 "$log" >&2
     exit 1
@@ -92,7 +99,7 @@ for round in $(seq "$(( rounds > all_rounds ? rounds : all_rounds ))"); do
     [[ $shape == default ]] || n=$all_rounds
     (( round <= n )) || continue
     for t in old new; do
-      day "$t" "$shape"
+      day "$t" "$shape" "$round"
     done
   done
   echo "round $round done ($(cut -d' ' -f1 /proc/loadavg) load)"
@@ -131,3 +138,24 @@ awk '
     row("peak RSS of the process", "all", "rss", "MB", "")
     print "(bytes: the answers'"'"' JSON bodies as the fake sends them; CPU: the test process'"'"'s user+sys while the day ran; RSS: VmHWM of a process that ran that day alone)"
   }' "$out/days.txt"
+
+if [[ ${INGEST_DAY_PROFILE:-} == 1 ]]; then
+  echo
+  echo "== whose CPU a day at every region is (scripts/cpu-split.sh): medians of the profiles' seconds =="
+  for t in old new; do
+    for p in "$out/$t"-*.cpu; do
+      scripts/cpu-split.sh "$out/$t.test" "$p" | sed -n "s/^split: /$t /p"
+    done
+  done | awk '
+    function median(s,   a, n, i, j, t) { n = split(s, a, " "); for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1]+0 > a[j]+0; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t } return n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2 }
+    { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[$1, kv[1]] = v[$1, kv[1]] " " kv[2] } }
+    END {
+      printf "%-28s %12s %12s %8s\n", "sampled CPU a day (s)", "old", "new", "new/old"
+      n = split("total product rigs collector rest", k, " ")
+      for (i = 1; i <= n; i++) {
+        o = median(v["old", k[i]]); w = median(v["new", k[i]])
+        printf "%-28s %12.1f %12.1f %8.2f\n", k[i], o, w, (o > 0 ? w / o : 0)
+      }
+      print "(product: samples whose leaf-most frame of the module is outside internal/ rigs; rigs: the fake upstream, the readers, the checker; collector: background GC with no frame of the module; rest: neither)"
+    }'
+fi

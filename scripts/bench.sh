@@ -49,6 +49,10 @@ awk '/BenchmarkRollupTriggers-/ { for (i=1;i<=NF;i++) if ($(i+1)=="with/without"
   END { printf "with/without the rollup, three runs:%s\n", r }' "$out/rollup.txt"
 
 echo
+echo "== store: the entries' rollup by one statement a page vs by the trigger a row, interleaved =="
+go test -run '^$' -bench BenchmarkRollupPerPage -benchtime 1000x -count 3 ./store/ | grep '^Benchmark'
+
+echo
 echo "== store: an hourly run's rows handed to SQLite as JSONB vs as JSON text, interleaved =="
 go test -run '^$' -bench BenchmarkHourlyRunRowsJSONB -benchtime 100x -count 3 ./store/ | grep '^Benchmark'
 
