@@ -48,6 +48,7 @@ func Check(h *History) []string {
 	out = append(out, checkRunsAsLogged(h)...)
 	out = append(out, checkChartsSpend(h)...)
 	out = append(out, checkBatches(h)...)
+	out = append(out, checkSlotsServed(h)...)
 	return out
 }
 
