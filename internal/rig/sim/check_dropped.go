@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // dropLine is the pacer's line for a plan that drops entries or takes
@@ -18,6 +19,11 @@ var dropLine = regexp.MustCompile(`^time=(\S+) level=\S+ msg="pace: the plan (dr
 // least one entry, and an entry taken back is one a line before dropped
 // (the hold a restarted worker reads is the one its last line said).
 // The first few entries are named: one dropped past them is unknown.
+// A region's own chart taken back is not taken back again within the
+// pools' longest window: the plans hold one dropped again since until
+// they have kept it for that window, so that it does not go in and out
+// of the plan, older than the bound each time it is back; the hold
+// survives a restart.
 func checkDropsSaid(h *History) []string {
 	if h.Log == "" {
 		return nil
@@ -26,7 +32,16 @@ func checkDropsSaid(h *History) []string {
 	if err != nil {
 		return []string{fmt.Sprintf("the daemon's log: %v", err)}
 	}
+	var window time.Duration
+	for _, p := range h.Costs.Pools {
+		window = max(window, p.Window)
+	}
+	own := map[string]bool{}
+	for _, c := range h.Charts {
+		own[c.Code] = true
+	}
 	var out []string
+	back := map[string]time.Time{} // when each own chart was last taken back
 	dropped := map[string]bool{}
 	unknown := false // a line named only the first few it dropped
 	for _, line := range strings.Split(string(data), "\n") {
@@ -51,6 +66,15 @@ func checkDropsSaid(h *History) []string {
 			default:
 				delete(dropped, e)
 			}
+			at, err := time.Parse(time.RFC3339Nano, m[1])
+			if m[2] == "drops" || !own[e] || err != nil {
+				continue
+			}
+			if last, ok := back[e]; ok && at.Sub(last) < window {
+				out = append(out, fmt.Sprintf("at %s the pacer said the plan takes back %s, taken back at %s, within the pools' longest window (%s): a chart dropped again is held until the plans kept it that long",
+					m[1], e, last.UTC().Format(time.RFC3339), window))
+			}
+			back[e] = at
 		}
 		if m[2] == "drops" && more {
 			unknown = true

@@ -36,4 +36,17 @@ func TestCheckFindsAPlanThatChangedNothingSaidToTakeBack(t *testing.T) {
 	if f := said(many + strings.ReplaceAll(back, "entries=IN", "entries=US")); len(f) != 0 {
 		t.Errorf("US taken back, dropped past the names the line gave: %q", f)
 	}
+	const again = `time=2026-10-25T12:00:00.000Z level=WARN msg="pace: the plan drops what the budget cannot hold beside the entries above it" dropped=1 entries=IN back=0 kept=7
+time=2026-10-25T13:00:00.000Z level=INFO msg="pace: the plan takes back entries it dropped" back=1 entries=IN
+`
+	us := strings.ReplaceAll(drops+back+again, "IN", "US")
+	if f := said(us); len(f) != 1 || !strings.Contains(f[0], "takes back US, taken back at 2026-10-25T09:00:00Z, within the pools' longest window (24h0m0s)") {
+		t.Errorf("US taken back at 9:00, dropped at 12:00, taken back at 13:00: %q", f)
+	}
+	if f := said(drops + back + again); len(f) != 0 {
+		t.Errorf("IN, no chart of the daemon's own, taken back twice: %q", f)
+	}
+	if f := said(strings.ReplaceAll(drops+back+strings.ReplaceAll(again, "2026-10-25T1", "2026-10-26T1"), "IN", "US")); len(f) != 0 {
+		t.Errorf("US taken back at 9:00, dropped the next day at 12:00, taken back at 13:00: %q", f)
+	}
 }
