@@ -303,6 +303,29 @@ func (a *APIPlans) FloorOf(plan, pool string) int64 {
 	return floor
 }
 
+// Floors is, by each priority after the first that a plan's proxy:
+// section names, the floor its clients spend a pool down to (FloorOf), by
+// pool; nil when no plan is of a later priority.
+func (a *APIPlans) Floors() map[int64]map[string]int64 {
+	var out map[int64]map[string]int64
+	for name, pp := range a.Proxy {
+		if pp.Priority == 0 || out[pp.Priority] != nil {
+			continue
+		}
+		if out == nil {
+			out = map[int64]map[string]int64{}
+		}
+		floors := map[string]int64{}
+		for _, other := range a.Proxy {
+			for pool := range other.Daily {
+				floors[pool] = a.FloorOf(name, pool)
+			}
+		}
+		out[pp.Priority] = floors
+	}
+	return out
+}
+
 // Allows says whether a call of op costing units, all pools together,
 // is within the plan: no dearer than MaxCost, or granted.
 func (pp ProxyPlan) Allows(op string, units int64) bool {

@@ -152,6 +152,9 @@ func TestProxyPlans(t *testing.T) {
 			t.Errorf("FloorOf(%s, %s) = %d, want %d, the shares of the plans before it", c.plan, c.pool, got, c.want)
 		}
 	}
+	if got := late.Floors(); len(got) != 2 || got[1]["default"] != 500 || got[2]["default"] != 700 {
+		t.Errorf("Floors() = %v, want priority 1 down to 500 of default and 2 down to 700", got)
+	}
 	if _, err := ParseAPIPlans("plans.yaml", []byte("plans:\n  team: {limit: 10, window: 1m, proxy: {priority: -1}}\n")); err == nil || !strings.Contains(err.Error(), "plans.team.proxy.priority") {
 		t.Errorf("a negative priority: %v, want the field named", err)
 	}

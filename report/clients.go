@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/ingestworks/ingest"
@@ -62,6 +64,15 @@ func (r *Report) leftToClients(ctx context.Context, src Sources) error {
 		}
 		r.LeftToClients[p.Pool] = max(left, 0)
 	}
+	for pri, floors := range src.Floors {
+		if r.LeftByPriority == nil {
+			r.LeftByPriority = map[int64]map[string]int64{}
+		}
+		r.LeftByPriority[pri] = map[string]int64{}
+		for pool, left := range r.LeftToClients {
+			r.LeftByPriority[pri][pool] = max(left-floors[pool], 0)
+		}
+	}
 	return nil
 }
 
@@ -77,5 +88,9 @@ func (r *Report) textClients(out io.Writer) {
 		fmt.Fprintf(w, "%s\t%d\t%s\n", g.Client, g.Calls, costs.PoolUnits(g.Units))
 	}
 	w.Flush()
-	fmt.Fprintf(out, "Left to the proxy's clients, after the daemon's tier-1 charts: %s\n\n", costs.PoolUnits(r.LeftToClients))
+	fmt.Fprintf(out, "Left to the proxy's clients, after the daemon's tier-1 charts: %s\n", costs.PoolUnits(r.LeftToClients))
+	for _, pri := range slices.Sorted(maps.Keys(r.LeftByPriority)) {
+		fmt.Fprintf(out, "  to priority %d, after the earlier priorities' daily shares: %s\n", pri, costs.PoolUnits(r.LeftByPriority[pri]))
+	}
+	fmt.Fprintln(out)
 }

@@ -60,3 +60,34 @@ func TestReportShowsTheClientsAndWhatIsLeftToThem(t *testing.T) {
 		t.Errorf("the text report does not show the clients:\n%s", text.String())
 	}
 }
+
+// Where the proxy's plans are known, what is left to each later priority's
+// clients is shown too: what is left to clients less the floor the
+// earlier priorities' daily shares keep, never below zero.
+func TestReportShowsWhatIsLeftToEachPriority(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	c := costs.Default()
+	s := &withPlan{}
+	s.calls = []ingest.Call{{QuotaKey: "k", ID: "ca", At: now.Add(-time.Minute), Op: ingest.OpVideosList,
+		Client: "ann", Charges: []ingest.Charge{{Pool: "default", Units: 1}}}}
+	whole, _ := c.Pool("default")
+	floors := map[int64]map[string]int64{1: {"default": 1000}, 2: {"default": whole.Capacity() + 1}}
+	r, err := report.Build(ctx, report.Sources{DB: s, Limiter: report.WholePools{Costs: c}, Costs: c, QuotaKey: "k", Now: now,
+		NewPacer: newPacer, Floors: floors})
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := r.LeftToClients["default"]
+	if got := r.LeftByPriority[1]["default"]; got != left-1000 {
+		t.Errorf("left to priority 1 in default: %d, want %d, what is left to clients less the floor of 1000", got, left-1000)
+	}
+	if got, ok := r.LeftByPriority[2]["default"]; !ok || got != 0 {
+		t.Errorf("left to priority 2 in default: %d (%v), want 0: its floor is past what is left", got, ok)
+	}
+	var text bytes.Buffer
+	r.Text(&text, time.UTC)
+	if !strings.Contains(text.String(), "to priority 1, after the earlier priorities' daily shares") {
+		t.Errorf("the text report does not show priority 1's part:\n%s", text.String())
+	}
+}

@@ -32,15 +32,18 @@ type JSON struct {
 	// within the day (clients.go).
 	ByClient      []OpJSON         `json:"by_client,omitempty"`
 	LeftToClients map[string]int64 `json:"left_to_clients,omitempty"`
-	Regions       []RegionJSON     `json:"regions"`
-	UpstreamReset string           `json:"upstream_reset"`
-	Plan          []PlanJSON       `json:"plan"`
-	Tiers         []TierJSON       `json:"tiers"`
-	Hourly        []HourlyJSON     `json:"hourly"`
-	Storage       *StorageJSON     `json:"storage,omitempty"`
-	UpstreamClock *ClockJSON       `json:"upstream_clock"` // clock.go
-	Pace          *FreshnessJSON   `json:"pace"`           // pace.go; null: no schedule
-	Terms         *TermsJSON       `json:"terms"`          // terms.go
+	// LeftByPriority: left_to_clients for each later priority's clients,
+	// by priority, when the plans are known.
+	LeftByPriority map[int64]map[string]int64 `json:"left_to_clients_by_priority,omitempty"`
+	Regions        []RegionJSON               `json:"regions"`
+	UpstreamReset  string                     `json:"upstream_reset"`
+	Plan           []PlanJSON                 `json:"plan"`
+	Tiers          []TierJSON                 `json:"tiers"`
+	Hourly         []HourlyJSON               `json:"hourly"`
+	Storage        *StorageJSON               `json:"storage,omitempty"`
+	UpstreamClock  *ClockJSON                 `json:"upstream_clock"` // clock.go
+	Pace           *FreshnessJSON             `json:"pace"`           // pace.go; null: no schedule
+	Terms          *TermsJSON                 `json:"terms"`          // terms.go
 	// LimiterUndecided: the limiter cannot tell a new Redis from a wiped
 	// one, and names the command for each case.
 	LimiterUndecided string `json:"limiter_undecided,omitempty"`
@@ -181,7 +184,7 @@ func (r *Report) JSON() JSON {
 	for _, g := range r.ByClient {
 		j.ByClient = append(j.ByClient, OpJSON{Client: g.Client, Calls: g.Calls, Units: sum(g.Units), Pools: g.Units})
 	}
-	j.LeftToClients = r.LeftToClients
+	j.LeftToClients, j.LeftByPriority = r.LeftToClients, r.LeftByPriority
 	for _, g := range r.Regions {
 		j.Regions = append(j.Regions, RegionJSON{Code: g.Code, Name: g.Name, Status: g.Status, LastRun: Stamp(g.LastRun),
 			Pages: g.Pages, Videos: g.Videos, Units: g.Units, NextRun: Stamp(g.NextRun), RetryAt: Stamp(g.RetryAt),

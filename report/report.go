@@ -109,6 +109,10 @@ type Sources struct {
 	// Names names a chart's region as the catalogue does ("" for none);
 	// nil leaves the names out.
 	Names func(chart string) string
+	// Floors are, by each later priority of the proxy's plans, the floor
+	// of each pool its clients spend down to (ratelimit.APIPlans.Floors);
+	// nil when the plans are not known here.
+	Floors map[int64]map[string]int64
 }
 
 // Report is everything `ingest report` shows.
@@ -126,14 +130,17 @@ type Report struct {
 	ByRegion   []RegionUnits
 	// ByClient is what each of the proxy's clients took over the last
 	// day, and LeftToClients what they may still take by pool; both nil
-	// when no client spent within the day (clients.go).
-	ByClient      []ClientUnits
-	LeftToClients map[string]int64
-	Regions       []Region
-	Hourly        map[string][24]int64 // per pool, index 23 is the current hour
-	HourStart     time.Time            // start of the hour at index 0
-	UpstreamReset time.Time
-	Plan          []PlanLine
+	// when no client spent within the day (clients.go). LeftByPriority is
+	// LeftToClients for the clients of each later priority, below the
+	// floor the earlier ones' shares keep; nil without Sources.Floors.
+	ByClient       []ClientUnits
+	LeftToClients  map[string]int64
+	LeftByPriority map[int64]map[string]int64
+	Regions        []Region
+	Hourly         map[string][24]int64 // per pool, index 23 is the current hour
+	HourStart      time.Time            // start of the hour at index 0
+	UpstreamReset  time.Time
+	Plan           []PlanLine
 	// Tiers is what each tier of the schedule's regions gets from the
 	// plan at the pools' sustainable rates, as the run told at start.
 	Tiers     []TierLine

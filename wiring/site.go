@@ -73,6 +73,9 @@ func (h *Host) OpenSite(ctx context.Context, db *Database, s Site) (ui *web.Serv
 	}
 	cfg.AuthFailed = s.Series.AuthFailed
 	cfg.Clock = h.clock()
+	if s.Plans != nil {
+		s.Report.Floors = s.Plans.Floors()
+	}
 	kept := report.Kept(s.Report, ledgerOf(db), followLedger, h.clock())
 	cfg.Report = func(ctx context.Context) (*report.Report, error) {
 		return BuildReport(ctx, readAt(kept, cfg.Clock.Now()))

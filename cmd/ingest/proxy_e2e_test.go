@@ -2,6 +2,7 @@ package main
 
 import (
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -200,5 +201,44 @@ func callUntilRefused(url string, n int, answered, refused, other *atomic.Int64)
 		default:
 			other.Add(1)
 		}
+	}
+}
+
+// serve's /quota, given the plans file, says what is left to each later
+// priority of the proxy's plans: what is left to clients less the daily
+// shares of the plans before it.
+func TestQuotaShowsWhatIsLeftToEachPriority(t *testing.T) {
+	h := newHarness(t)
+	plans := filepath.Join(h.dir, "plans.yaml")
+	if err := os.WriteFile(plans, []byte("plans:\n  team: {limit: 600, window: 1h, proxy: {daily: {default: 1000}}}\n  batch: {limit: 600, window: 1h, proxy: {priority: 1}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.set("INGEST_API_PLANS", plans)
+	token := lastLine(h.mustRun(0, "tokens", "add", "ann", "--plan", "team").stdout)
+	_, base := startProxy(t, h)
+	if code, body := get(t, base+"/youtube/v3/videos?part=id&chart=mostPopular&regionCode=US&key="+token); code != http.StatusOK {
+		t.Fatalf("a call through the proxy: HTTP %d %s", code, body)
+	}
+	h.set("INGEST_UI_TOKEN", uiToken)
+	site := startServe(t, h)
+	req, err := http.NewRequest(http.MethodGet, site+"/quota", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+uiToken)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var rep struct {
+		Left       map[string]int64            `json:"left_to_clients"`
+		ByPriority map[string]map[string]int64 `json:"left_to_clients_by_priority"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&rep); err != nil {
+		t.Fatal(err)
+	}
+	if left, got := rep.Left["default"], rep.ByPriority["1"]["default"]; left == 0 || got != max(left-1000, 0) {
+		t.Errorf("/quota: %d left to clients of default, %d to priority 1, want the first less team's share of 1000", left, got)
 	}
 }
