@@ -48,6 +48,8 @@ func Check(h *History) []string {
 	out = append(out, checkRunsAsLogged(h)...)
 	out = append(out, checkChartsSpend(h)...)
 	out = append(out, checkBatches(h)...)
+	out = append(out, checkSlotsServed(h)...)
+	out = append(out, checkDropsSaid(h)...)
 	return out
 }
 

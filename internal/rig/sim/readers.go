@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"regexp"
+	"strconv"
 	"sync"
 	"time"
 
@@ -110,10 +111,12 @@ type Served struct {
 
 // PlanRead is the day's plan a reader read on the site's /quota (the
 // report `report --json` prints) in a life of the process: units a day
-// by pool.
+// by pool; and, read on /metrics just after, the period of each chart's
+// slots the daemon serves there (nil when /metrics was not read).
 type PlanRead struct {
 	At    time.Time
 	Units map[string]int64
+	Slots map[string]time.Duration
 	Err   string
 }
 
@@ -212,8 +215,25 @@ func readPlan(ctx context.Context, client *http.Client) PlanRead {
 	for _, l := range report.Plan {
 		p.Units[l.Pool] = l.Units
 	}
+	body, err = get(ctx, client, "/metrics")
+	if err != nil {
+		p.Err = err.Error()
+		return p
+	}
+	p.Slots = map[string]time.Duration{}
+	for _, m := range slotSeries.FindAllSubmatch(body, -1) {
+		secs, err := strconv.ParseFloat(string(m[2]), 64)
+		if err != nil {
+			p.Err = fmt.Sprintf("/metrics: ingest_chart_slot_seconds{chart=%q}: %v", m[1], err)
+			return p
+		}
+		p.Slots[string(m[1])] = time.Duration(secs * float64(time.Second))
+	}
 	return p
 }
+
+// slotSeries is a chart's ingest_chart_slot_seconds on /metrics.
+var slotSeries = regexp.MustCompile(`(?m)^ingest_chart_slot_seconds\{chart="([^"]*)"\} (\S+)$`)
 
 func get(ctx context.Context, client *http.Client, path string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+listenAddr+path, nil)
