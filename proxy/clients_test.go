@@ -191,7 +191,7 @@ operations:
   videos.batchGetStats: {stats: 1}
 `
 	dir := npmtest.Install(t, nodeYouTube, "Node's official client")
-	r := newRig(t, minuteSearch)
+	r := newRigAt(t, minuteSearch, "", awayFromTheReset())
 	if _, err := r.service(t, r.token).Search.List([]string{"id"}).Q("music").Do(); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/api/googleapi"
 	"google.golang.org/api/option"
@@ -16,6 +17,7 @@ import (
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/clients"
 	"github.com/ingestworks/ingest/costs"
+	"github.com/ingestworks/ingest/internal/rig/clocktest"
 	"github.com/ingestworks/ingest/internal/rig/fakeyt"
 	"github.com/ingestworks/ingest/internal/rig/passtest"
 	"github.com/ingestworks/ingest/internal/rig/storetest"
@@ -212,10 +214,17 @@ operations:
   videos.batchGetStats: {stats: 1}
 `
 
+// awayFromTheReset is a clock half a day from the upstream's reset, for a
+// test whose short pool must free before the reset whatever the host's hour.
+func awayFromTheReset() *clocktest.Fake {
+	reset := ingest.UpstreamReset(time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC))
+	return clocktest.NewFake(reset.Add(-12 * time.Hour))
+}
+
 // A pool that frees before the upstream's reset refuses with 429
 // rateLimitExceeded, which the clients retry later.
 func TestARefusalThatFreesSoonIsARateLimit(t *testing.T) {
-	r := newRig(t, hourDefault)
+	r := newRigAt(t, hourDefault, "", awayFromTheReset())
 	svc := r.service(t, r.token)
 	if _, err := svc.I18nRegions.List([]string{"snippet"}).Do(); err != nil {
 		t.Fatal(err)
