@@ -19,7 +19,6 @@
 //	costs/                     the costs file's loader and checker
 //	fetch/                     the YouTube Data API v3 client
 //	store/                     the database (SQLite or PostgreSQL), its migrations
-//	store/textnorm/            the one normalization of the search index's text and its queries
 //	dbcopy/                    one database carried into another: db copy
 //	retention/                 what the database may no longer keep, deleted: prune, the terms' cuts
 //	ledger/                    the quota's book in it, and the embedded limiter's tables

@@ -5,11 +5,10 @@ import (
 	"strings"
 
 	"github.com/ingestworks/ingest"
-	"github.com/ingestworks/ingest/store/textnorm"
 )
 
 // PostgreSQL's search holds the same words as SQLite's index: Go writes
-// each video's words (textnorm.Index, as ingest_words feeds FTS5) as a
+// each video's words (indexWords, as ingest_words feeds FTS5) as a
 // tsvector literal, and each query's phrases as a tsquery literal, so no
 // parser of the server's (whose word boundaries follow its locale) comes
 // between them. A phrase is its words at consecutive positions (<->), a
@@ -32,7 +31,7 @@ func tsDoc(title, description, tags, channel string) string {
 	for _, f := range []struct {
 		text, weight string
 	}{{title, "A"}, {description, "C"}, {tags, "B"}, {channel, "B"}} {
-		for _, w := range strings.Fields(textnorm.Index(f.text)) {
+		for _, w := range strings.Fields(indexWords(f.text)) {
 			if len(w) < 2047 {
 				b.WriteString(tsLexeme(w) + ":" + strconv.Itoa(min(pos, maxPos)) + f.weight + " ")
 			}

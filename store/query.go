@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
-
-	"github.com/ingestworks/ingest/store/textnorm"
 )
 
 // parsedQuery is a query ready for the index, with the words a snippet
@@ -36,7 +34,7 @@ func (m mark) matches(word string) bool {
 }
 
 // parseQuery normalizes every word or "phrase" the user typed with the
-// index's own normalization (textnorm) and writes it as a quoted FTS5
+// index's own normalization (indexWords) and writes it as a quoted FTS5
 // phrase of the resulting words, so that punctuation can never be syntax
 // (AC/DC is the phrase "ac dc", 焼鳥屋 the phrase of its bigrams "焼鳥 鳥屋").
 // A trailing * keeps its meaning as a prefix; so does a term that ends in a
@@ -96,7 +94,7 @@ func parseQuery(q string) (parsedQuery, error) {
 // phraseOf writes one term as an FTS5 phrase of its normalized words; ""
 // when it has none.
 func phraseOf(t queryTerm) (string, []mark) {
-	toks := textnorm.Tokens(t.text)
+	toks := wordTokens(t.text)
 	if len(toks) == 0 {
 		return "", nil
 	}

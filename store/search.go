@@ -8,8 +8,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-
-	"github.com/ingestworks/ingest/store/textnorm"
 )
 
 // SearchOptions narrow a search.
@@ -324,7 +322,7 @@ func byTitle(hits []Hit, marks []mark) {
 	lens := make([]int, len(hits))
 	tfs := make([][]int, len(hits))
 	for i, h := range hits {
-		toks := textnorm.Tokens(h.Title)
+		toks := wordTokens(h.Title)
 		lens[i], total = len(toks), total+len(toks)
 		tfs[i] = make([]int, len(marks))
 		for _, t := range toks {

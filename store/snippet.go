@@ -2,8 +2,6 @@ package store
 
 import (
 	"strings"
-
-	"github.com/ingestworks/ingest/store/textnorm"
 )
 
 // snippetWords is how many words a snippet shows at most, as FTS5's
@@ -18,10 +16,10 @@ const snippetWords = 16
 // words wins, title first on a tie.
 func snippet(fields []string, marks []mark) string {
 	best, bestScore := 0, -1
-	var bestToks []textnorm.Token
+	var bestToks []wordToken
 	var bestHit []bool
 	for i, f := range fields {
-		toks := textnorm.Tokens(f)
+		toks := wordTokens(f)
 		hit, score := matchTokens(toks, marks)
 		if score > bestScore {
 			best, bestScore, bestToks, bestHit = i, score, toks, hit
@@ -35,7 +33,7 @@ func snippet(fields []string, marks []mark) string {
 
 // matchTokens marks the tokens the query matched and counts the distinct
 // marks that matched.
-func matchTokens(toks []textnorm.Token, marks []mark) ([]bool, int) {
+func matchTokens(toks []wordToken, marks []mark) ([]bool, int) {
 	hit := make([]bool, len(toks))
 	seen := make([]bool, len(marks))
 	score := 0
@@ -54,7 +52,7 @@ func matchTokens(toks []textnorm.Token, marks []mark) ([]bool, int) {
 
 // render cuts the window of at most snippetWords tokens with the most hits
 // and marks the hits, merging the overlapping spans of bigrams.
-func render(text string, toks []textnorm.Token, hit []bool) string {
+func render(text string, toks []wordToken, hit []bool) string {
 	if len(toks) == 0 {
 		return text
 	}

@@ -5,12 +5,10 @@ import (
 	"fmt"
 
 	"modernc.org/sqlite"
-
-	"github.com/ingestworks/ingest/store/textnorm"
 )
 
 // wordsFunc is the SQL function that turns text into the words the search
-// index holds (textnorm.Index). The index's triggers call it, so every
+// index holds (indexWords). The index's triggers call it, so every
 // connection this driver opens must have it: it is registered once, for
 // the whole process, before any database is opened. A tool without it (the
 // sqlite3 shell) can read the database but cannot write videos: the
@@ -26,10 +24,10 @@ func words(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error)
 	case nil:
 		return "", nil
 	case string:
-		return textnorm.Index(v), nil
+		return indexWords(v), nil
 	case []byte:
-		return textnorm.Index(string(v)), nil
+		return indexWords(string(v)), nil
 	default:
-		return textnorm.Index(fmt.Sprint(v)), nil
+		return indexWords(fmt.Sprint(v)), nil
 	}
 }

@@ -1,5 +1,5 @@
-// Package textnorm is the one normalization that search applies to indexed
-// text and to queries alike, so that what a user types meets what the
+// The search index's one normalization (indexWords, wordTokens), applied to
+// indexed text and to queries alike, so that what a user types meets what the
 // upstream sent: Unicode NFKC, full case folding (ß = ss), diacritics folded
 // on Latin, Greek, Cyrillic, Arabic and Hebrew letters, and words split at
 // anything that is not a letter, a digit or a mark (emoji, symbols,
@@ -17,7 +17,8 @@
 // not normalize Devanagari nukta letters (U+095C vs U+0921 U+093C). Every
 // token keeps the byte offsets of the original text it came from, so a
 // snippet can mark the text exactly as it was sent.
-package textnorm
+
+package store
 
 import (
 	"strings"
@@ -29,8 +30,8 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// Token is one searchable word of a text.
-type Token struct {
+// wordToken is one searchable word of a text.
+type wordToken struct {
 	// Text is the normalized word, as the index holds it.
 	Text string
 	// Start and End are the byte offsets of the original text it came from.
@@ -44,7 +45,7 @@ type Token struct {
 }
 
 // Tokens splits s into its normalized words, in order.
-func Tokens(s string) []Token {
+func wordTokens(s string) []wordToken {
 	var t tokenizer
 	t.scan(s)
 	return t.out
@@ -54,7 +55,7 @@ func Tokens(s string) []Token {
 // text the FTS5 index is fed (its ascii tokenizer splits at the spaces and
 // nowhere else, since the words hold no other ASCII punctuation). It is
 // Tokens without the offsets, written straight into one string.
-func Index(s string) string {
+func indexWords(s string) string {
 	var b strings.Builder
 	b.Grow(len(s) + len(s)/4)
 	t := tokenizer{index: &b}
@@ -178,29 +179,29 @@ var stroked = map[rune]rune{'ø': 'o', 'đ': 'd', 'ł': 'l', 'ħ': 'h', 'ŧ': 't
 type class int
 
 const (
-	sep class = iota
-	letter
-	mark
-	runChar
+	classSep class = iota
+	classLetter
+	classMark
+	classRun
 )
 
 func classOf(r rune) class {
 	switch {
 	case r < 0x80:
 		if 'a' <= r && r <= 'z' || '0' <= r && r <= '9' {
-			return letter
+			return classLetter
 		}
-		return sep
+		return classSep
 	case isSelector(r):
-		return sep
+		return classSep
 	case unicode.IsMark(r):
-		return mark
+		return classMark
 	case inRunScript(r):
-		return runChar
+		return classRun
 	case unicode.IsLetter(r) || unicode.IsNumber(r):
-		return letter
+		return classLetter
 	}
-	return sep
+	return classSep
 }
 
 // inRunScript reports the scripts written without spaces between words
@@ -218,7 +219,7 @@ type unit struct {
 }
 
 type tokenizer struct {
-	out []Token
+	out []wordToken
 	// index, when set, receives the words instead of out
 	index *strings.Builder
 	// the word being read
@@ -229,7 +230,7 @@ type tokenizer struct {
 }
 
 // emit adds one token.
-func (t *tokenizer) emit(tok Token) {
+func (t *tokenizer) emit(tok wordToken) {
 	if t.index == nil {
 		t.out = append(t.out, tok)
 		return
@@ -248,16 +249,16 @@ func (t *tokenizer) space() {
 func (t *tokenizer) feed(f string, start, end int) {
 	for _, r := range f {
 		switch classOf(r) {
-		case sep:
+		case classSep:
 			t.flush()
-		case letter:
+		case classLetter:
 			t.flushRun()
 			if len(t.word) == 0 {
 				t.start = start
 			}
 			t.word = utf8.AppendRune(t.word, r)
 			t.end = end
-		case mark:
+		case classMark:
 			switch {
 			case len(t.word) > 0:
 				t.word = utf8.AppendRune(t.word, r)
@@ -267,7 +268,7 @@ func (t *tokenizer) feed(f string, start, end int) {
 				u.text += string(r)
 				u.end = end
 			}
-		case runChar:
+		case classRun:
 			t.flushWord()
 			// a cluster that folds to several characters (㍻ is 平成)
 			// gives each of them its bytes
@@ -289,7 +290,7 @@ func (t *tokenizer) flushWord() {
 		t.space()
 		t.index.Write(t.word)
 	} else {
-		t.emit(Token{Text: string(t.word), Start: t.start, End: t.end})
+		t.emit(wordToken{Text: string(t.word), Start: t.start, End: t.end})
 	}
 	t.word = t.word[:0]
 }
@@ -299,7 +300,7 @@ func (t *tokenizer) flushRun() {
 	switch n := len(t.run); {
 	case n == 1:
 		u := t.run[0]
-		t.emit(Token{Text: u.text, Start: u.start, End: u.end, Run: true})
+		t.emit(wordToken{Text: u.text, Start: u.start, End: u.end, Run: true})
 	case n > 1:
 		for k := 0; k+1 < n; k++ {
 			a, b := t.run[k], t.run[k+1]
@@ -309,7 +310,7 @@ func (t *tokenizer) flushRun() {
 				t.index.WriteString(b.text)
 				continue
 			}
-			t.emit(Token{Text: a.text + b.text, Start: a.start, End: b.end, Run: true, Bigram: true})
+			t.emit(wordToken{Text: a.text + b.text, Start: a.start, End: b.end, Run: true, Bigram: true})
 		}
 	}
 	t.run = t.run[:0]

@@ -1,11 +1,11 @@
-package textnorm
+package store
 
 import (
 	"strings"
 	"testing"
 )
 
-func TestIndex(t *testing.T) {
+func TestIndexWords(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ name, in, want string }{
 		{"ascii lower-cased", "World Cup FINAL", "world cup final"},
@@ -39,15 +39,15 @@ func TestIndex(t *testing.T) {
 		{"empty", "", ""},
 		{"only symbols", "🤯 !!! ❤️", ""},
 	} {
-		if got := Index(tc.in); got != tc.want {
-			t.Errorf("%s: Index(%q) = %q, want %q", tc.name, tc.in, got, tc.want)
+		if got := indexWords(tc.in); got != tc.want {
+			t.Errorf("%s: indexWords(%q) = %q, want %q", tc.name, tc.in, got, tc.want)
 		}
 	}
 }
 
 // TestOffsets checks that every token points at the original bytes it came
 // from, so a snippet can mark the text as it was sent.
-func TestOffsets(t *testing.T) {
+func TestWordOffsets(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		in   string
@@ -60,24 +60,24 @@ func TestOffsets(t *testing.T) {
 		{"ﾗｰﾒﾝ", []string{"ﾗｰ", "ｰﾒ", "ﾒﾝ"}},
 	} {
 		var got []string
-		for _, tok := range Tokens(tc.in) {
+		for _, tok := range wordTokens(tc.in) {
 			got = append(got, tc.in[tok.Start:tok.End])
 		}
 		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
-			t.Errorf("Tokens(%q) spans %q, want %q", tc.in, got, tc.want)
+			t.Errorf("wordTokens(%q) spans %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }
 
-func TestRunFlag(t *testing.T) {
+func TestWordRunFlag(t *testing.T) {
 	t.Parallel()
-	toks := Tokens("台 iPhone 台南")
+	toks := wordTokens("台 iPhone 台南")
 	if len(toks) != 3 || !toks[0].Run || toks[1].Run || !toks[2].Run {
 		t.Errorf("Tokens = %+v: want the CJK tokens marked Run", toks)
 	}
 }
 
-func BenchmarkIndex(b *testing.B) {
+func BenchmarkIndexWords(b *testing.B) {
 	for _, tc := range []struct{ name, text string }{
 		{"ascii", strings.Repeat("Every goal and every save from the world cup and the league. ", 20)},
 		{"hindi", strings.Repeat("क्रिकेट विश्व कप: भारत बनाम पाकिस्तान – मुख्य अंश सा\u095cी ", 20)},
@@ -86,7 +86,7 @@ func BenchmarkIndex(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(tc.text)))
 			for b.Loop() {
-				Index(tc.text)
+				indexWords(tc.text)
 			}
 		})
 	}
