@@ -90,13 +90,7 @@ pools:
   default: {limit: 40, reserve: 0, window: 24h, day: America/Los_Angeles}
   search:  {limit: 100, reserve: 0, window: 24h, day: America/Los_Angeles}
   stats:   {limit: 10000, reserve: 0, window: 24h, day: America/Los_Angeles}
-operations:
-  videos.list:          {default: 1}
-  videoCategories.list: {default: 1}
-  i18nRegions.list:     {default: 1}
-  search.list:          {search: 1}
-  videos.batchGetStats: {stats: 1}
-`
+` + everyOperation
 	r := newRigWith(t, small, "plans:\n  team: {limit: 100, window: 1h}\n")
 	now := r.up.Clock.Now()
 	// Ten hours of an hourly tier-1 chart at 3 units a pass keep 30 of the
@@ -141,13 +135,7 @@ pools:
   default: {limit: 10, reserve: 0, window: 24h, day: America/Los_Angeles}
   search:  {limit: 100, reserve: 0, window: 24h, day: America/Los_Angeles}
   stats:   {limit: 10000, reserve: 0, window: 24h, day: America/Los_Angeles}
-operations:
-  videos.list:          {default: 1}
-  videoCategories.list: {default: 1}
-  i18nRegions.list:     {default: 1}
-  search.list:          {search: 1}
-  videos.batchGetStats: {stats: 1}
-`
+` + everyOperation
 	r := newRigWith(t, small, `plans:
   team:  {limit: 100, window: 1h, proxy: {daily: {default: 6}}}
   batch: {limit: 100, window: 1h, proxy: {priority: 1}}
@@ -188,13 +176,7 @@ pools:
   default: {limit: 40, reserve: 0, window: 24h, day: America/Los_Angeles}
   search:  {limit: 100, reserve: 0, window: 24h, day: America/Los_Angeles}
   stats:   {limit: 10000, reserve: 0, window: 24h, day: America/Los_Angeles}
-operations:
-  videos.list:          {default: 1}
-  videoCategories.list: {default: 1}
-  i18nRegions.list:     {default: 1}
-  search.list:          {search: 1}
-  videos.batchGetStats: {stats: 1}
-`
+` + everyOperation
 	reset := ingest.UpstreamReset(time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC))
 	clk := clocktest.NewFake(reset.Add(-time.Hour))
 	r := newRigAt(t, small, "plans:\n  team: {limit: 100, window: 1h}\n", clk)

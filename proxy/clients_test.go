@@ -183,13 +183,7 @@ pools:
   default: {limit: 10000, reserve: 0, window: 24h, day: America/Los_Angeles}
   search:  {limit: 1, reserve: 0, window: 1m}
   stats:   {limit: 10000, reserve: 0, window: 24h, day: America/Los_Angeles}
-operations:
-  videos.list:          {default: 1}
-  videoCategories.list: {default: 1}
-  i18nRegions.list:     {default: 1}
-  search.list:          {search: 1}
-  videos.batchGetStats: {stats: 1}
-`
+` + everyOperation
 	dir := npmtest.Install(t, nodeYouTube, "Node's official client")
 	r := newRigAt(t, minuteSearch, "", awayFromTheReset())
 	if _, err := r.service(t, r.token).Search.List([]string{"id"}).Q("music").Do(); err != nil {

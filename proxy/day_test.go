@@ -28,13 +28,7 @@ pools:
   default: {limit: 400, reserve: 0, window: 24h, day: America/Los_Angeles}
   search:  {limit: 100, reserve: 0, window: 24h, day: America/Los_Angeles}
   stats:   {limit: 10000, reserve: 0, window: 24h, day: America/Los_Angeles}
-operations:
-  videos.list:          {default: 1}
-  videoCategories.list: {default: 1}
-  i18nRegions.list:     {default: 1}
-  search.list:          {search: 1}
-  videos.batchGetStats: {stats: 1}
-`
+` + everyOperation
 
 // A driven day and more, across the Pacific reset: the daemon's pacer runs
 // its tier-1 chart's real passes at its slots, and the three official

@@ -144,18 +144,22 @@ func reason(ge *googleapi.Error) string {
 	return ge.Errors[0].Reason
 }
 
-const daySearch = `
-pools:
-  default: {limit: 10000, reserve: 0, window: 24h, day: America/Los_Angeles}
-  search:  {limit: 2, reserve: 0, window: 24h, day: America/Los_Angeles}
-  stats:   {limit: 10000, reserve: 0, window: 24h, day: America/Los_Angeles}
-operations:
+// everyOperation prices the operations the tests call at the upstream's
+// own costs, after the pools a test sizes.
+const everyOperation = `operations:
   videos.list:          {default: 1}
   videoCategories.list: {default: 1}
   i18nRegions.list:     {default: 1}
   search.list:          {search: 1}
   videos.batchGetStats: {stats: 1}
 `
+
+const daySearch = `
+pools:
+  default: {limit: 10000, reserve: 0, window: 24h, day: America/Los_Angeles}
+  search:  {limit: 2, reserve: 0, window: 24h, day: America/Los_Angeles}
+  stats:   {limit: 10000, reserve: 0, window: 24h, day: America/Los_Angeles}
+` + everyOperation
 
 // The official Go client, given the proxy's address and a token in place
 // of the key, makes its calls; once the day's pool is spent the next is
@@ -206,13 +210,7 @@ pools:
   default: {limit: 1, reserve: 0, window: 1h}
   search:  {limit: 100, reserve: 0, window: 24h, day: America/Los_Angeles}
   stats:   {limit: 10000, reserve: 0, window: 24h, day: America/Los_Angeles}
-operations:
-  videos.list:          {default: 1}
-  videoCategories.list: {default: 1}
-  i18nRegions.list:     {default: 1}
-  search.list:          {search: 1}
-  videos.batchGetStats: {stats: 1}
-`
+` + everyOperation
 
 // awayFromTheReset is a clock half a day from the upstream's reset, for a
 // test whose short pool must free before the reset whatever the host's hour.
