@@ -91,7 +91,10 @@ pools:
   search:  {limit: 100, reserve: 0, window: 24h, day: America/Los_Angeles}
   stats:   {limit: 10000, reserve: 0, window: 24h, day: America/Los_Angeles}
 ` + everyOperation
-	r := newRigWith(t, small, "plans:\n  team: {limit: 100, window: 1h}\n")
+	// Five hours before the upstream's reset, so that the plan's ten hours
+	// reach past it whatever the host's hour: the refusal frees after it.
+	reset := ingest.UpstreamReset(time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC))
+	r := newRigAt(t, small, "plans:\n  team: {limit: 100, window: 1h}\n", clocktest.NewFake(reset.Add(-5*time.Hour)))
 	now := r.up.Clock.Now()
 	// Ten hours of an hourly tier-1 chart at 3 units a pass keep 30 of the
 	// pool's 40; a tier-2 chart and a category are the clients' to contend with.
