@@ -45,6 +45,10 @@ type Host struct {
 	Costs     *ingest.Costs
 	Logger    *slog.Logger
 	Replicas  int // --redis-replicas
+	// RedisHook, when set, is added to every client of RedisURL: the
+	// simulation's, which sets its Redis's clock to virtual time before
+	// each command, as a Redis's TIME is the limiter's clock; nil otherwise.
+	RedisHook redis.Hook
 	// Clock is the house's one clock, handed to every part that reads the
 	// time; required: a Host without one is a programming error.
 	Clock clock.Clock

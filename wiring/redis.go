@@ -13,7 +13,11 @@ const redisFlag = "--redis / REDIS_URL"
 
 // RedisClient is the client of RedisURL (quota.Dial).
 func (h *Host) RedisClient() (redis.UniversalClient, error) {
-	return quota.Dial(h.RedisURL, redisFlag)
+	c, err := quota.Dial(h.RedisURL, redisFlag)
+	if err == nil && h.RedisHook != nil {
+		c.AddHook(h.RedisHook)
+	}
+	return c, err
 }
 
 // RedisAccess is a configuration error when the Redis of RedisURL refuses

@@ -26,6 +26,7 @@ type Server struct {
 	dir  string
 	cmd  *exec.Cmd
 	args []string
+	env  []string // added to the server's environment, as StartEnv gives it
 	// held keeps a stopped server's port bound, never listening, so that
 	// a connection is refused there and no other test's server is given
 	// the port in the meantime.
@@ -58,7 +59,14 @@ func FreePort(t testing.TB) int {
 // ("--maxmemory", "10mb").
 func Start(t testing.TB, extra ...string) *Server {
 	t.Helper()
-	s := &Server{dir: t.TempDir()}
+	return StartEnv(t, nil, extra...)
+}
+
+// StartEnv is Start with env added to the server's environment
+// ("LD_PRELOAD=..."), kept across Restart.
+func StartEnv(t testing.TB, env []string, extra ...string) *Server {
+	t.Helper()
+	s := &Server{dir: t.TempDir(), env: env}
 	s.args = extra
 	var err error
 	for range 5 {
@@ -81,6 +89,9 @@ func (s *Server) start(t testing.TB) error {
 		"--logfile", filepath.Join(s.dir, "redis.log"), "--daemonize", "no",
 	}
 	s.cmd = exec.Command(binary(t), append(args, s.args...)...)
+	if s.env != nil {
+		s.cmd.Env = append(os.Environ(), s.env...)
+	}
 	if err := s.cmd.Start(); err != nil {
 		return err
 	}

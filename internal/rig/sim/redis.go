@@ -1,0 +1,149 @@
+package sim
+
+// A real redis-server whose clock is the bubble's: the Redis limiter
+// decides by Redis's own TIME and expires its keys by it (docs/contract.md),
+// so a Redis on the wall clock would see a simulated day pass in seconds.
+// libfaketime cannot serve here: Debian's redis-server allocates with
+// jemalloc, which reads the clock while libfaketime is still starting, and
+// the server never starts. A shim of three functions, compiled by the
+// system's cc and preloaded into the server, answers the wall clock from
+// a file the rig maps too: before each command a client of the simulation
+// sends, the rig stores the bubble's time there. Virtual time does not run
+// while a goroutine waits on a socket (it is not durably blocked), so the
+// time Redis reads is the time the command was sent at. Every other clock
+// (the monotonic one the server's timers run on) stays the kernel's.
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// clockShim is the preloaded library's source: the wall clock read from
+// VCLOCK_FILE's eight bytes (Unix nanoseconds; zero: the kernel's), every
+// other clock passed to the kernel by system call, as a lookup of the
+// next symbol would allocate and so start jemalloc on the clock.
+const clockShim = `#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile int64_t *virt;
+
+__attribute__((constructor)) static void vclock_open(void) {
+	const char *path = getenv("VCLOCK_FILE");
+	if (!path) return;
+	int fd = open(path, O_RDONLY);
+	if (fd < 0) return;
+	void *p = mmap(NULL, 8, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p != MAP_FAILED) virt = p;
+}
+
+int clock_gettime(clockid_t id, struct timespec *ts) {
+	int64_t ns = virt ? __atomic_load_n(virt, __ATOMIC_SEQ_CST) : 0;
+	if (ns > 0 && (id == CLOCK_REALTIME || id == CLOCK_REALTIME_COARSE)) {
+		ts->tv_sec = ns / 1000000000;
+		ts->tv_nsec = ns % 1000000000;
+		return 0;
+	}
+	return syscall(SYS_clock_gettime, id, ts);
+}
+
+int gettimeofday(struct timeval *restrict tv, void *restrict tz) {
+	struct timespec ts;
+	(void)tz;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (tv) {
+		tv->tv_sec = ts.tv_sec;
+		tv->tv_usec = ts.tv_nsec / 1000;
+	}
+	return 0;
+}
+
+time_t time(time_t *t) {
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (t) *t = ts.tv_sec;
+	return ts.tv_sec;
+}
+`
+
+// RedisClock is the clock a redis-server reads through the shim: a file
+// of eight bytes mapped by the rig and by the server.
+type RedisClock struct {
+	mem []byte
+	// Env is what the server's environment needs to read it
+	// (redistest.StartEnv).
+	Env []string
+}
+
+// NewRedisClock builds the shim into dir and the clock file beside it. The
+// error says what is missing (a C compiler) when the shim cannot be built.
+func NewRedisClock(dir string) (*RedisClock, error) {
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		return nil, fmt.Errorf("no C compiler (cc) on PATH to build the clock shim redis-server preloads: apt-get install gcc")
+	}
+	src, lib := filepath.Join(dir, "vclock.c"), filepath.Join(dir, "vclock.so")
+	if err := os.WriteFile(src, []byte(clockShim), 0o644); err != nil {
+		return nil, err
+	}
+	if out, err := exec.Command(cc, "-shared", "-fPIC", "-O2", "-o", lib, src).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("build the clock shim with %s: %v\n%s", cc, err, out)
+	}
+	file := filepath.Join(dir, "vclock")
+	if err := os.WriteFile(file, make([]byte, 8), 0o644); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(file, os.O_RDWR, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	mem, err := syscall.Mmap(int(f.Fd()), 0, 8, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("map the clock file %s: %w", file, err)
+	}
+	return &RedisClock{mem: mem, Env: []string{"LD_PRELOAD=" + lib, "VCLOCK_FILE=" + file}}, nil
+}
+
+// Set makes t the server's wall clock.
+func (c *RedisClock) Set(t time.Time) {
+	atomic.StoreInt64((*int64)(unsafe.Pointer(&c.mem[0])), t.UnixNano())
+}
+
+// Close unmaps the file.
+func (c *RedisClock) Close() error { return syscall.Munmap(c.mem) }
+
+// DialHook is go-redis's: a dial changes nothing.
+func (c *RedisClock) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+// ProcessHook sets the server's clock to the bubble's before each command.
+func (c *RedisClock) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.Set(time.Now())
+		return next(ctx, cmd)
+	}
+}
+
+// ProcessPipelineHook does so before each pipeline.
+func (c *RedisClock) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		c.Set(time.Now())
+		return next(ctx, cmds)
+	}
+}

@@ -1,0 +1,63 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ingestworks/ingest/internal/rig/redistest"
+	"github.com/ingestworks/ingest/quota"
+)
+
+// virtualRedis starts a redis-server whose wall clock is the one the
+// returned RedisClock sets; the test skips, saying why, where the shim
+// cannot be built.
+func virtualRedis(t *testing.T) (*redistest.Server, *RedisClock) {
+	t.Helper()
+	c, err := NewRedisClock(t.TempDir())
+	if err != nil {
+		t.Skipf("a Redis on virtual time: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return redistest.StartEnv(t, c.Env), c
+}
+
+// TestRedisFollowsVirtualTime: through the product's own client, TIME
+// answers the bubble's time, a key's TTL runs out on it, and a command in
+// flight holds virtual time still, in a world before the wall clock.
+func TestRedisFollowsVirtualTime(t *testing.T) {
+	srv, vc := virtualRedis(t)
+	synctest.Test(t, func(t *testing.T) {
+		time.Sleep(time.Until(time.Date(2026, 10, 3, 12, 0, 0, 0, time.UTC)))
+		c, err := quota.Dial("redis://"+srv.Addr+"/0", "REDIS_URL")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.AddHook(vc)
+		ctx := context.Background()
+		sent := time.Now()
+		got, err := c.Time(ctx).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !got.Equal(sent) || !time.Now().Equal(sent) {
+			t.Fatalf("TIME = %s, sent at %s, answered at %s", got.UTC(), sent.UTC(), time.Now().UTC())
+		}
+		if err := c.Set(ctx, "k", "v", time.Hour).Err(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(59 * time.Minute)
+		if err := c.Get(ctx, "k").Err(); err != nil {
+			t.Fatalf("a key of an hour, 59 minutes on: %v", err)
+		}
+		time.Sleep(2 * time.Hour)
+		if err := c.Get(ctx, "k").Err(); !errors.Is(err, redis.Nil) {
+			t.Fatalf("a key of an hour, 2 hours on: %v, want it gone", err)
+		}
+	})
+}
