@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/dbcopy"
@@ -42,6 +44,10 @@ type Shape struct {
 	// into backupDir beside the database (0: no backups)
 	BackupEvery time.Duration
 	BackupKeep  int
+	// Redis is --redis / REDIS_URL ("": the embedded limiter), and
+	// RedisHook sets that Redis's clock to the bubble's (redis.go).
+	Redis     string
+	RedisHook redis.Hook
 }
 
 // backupDir is where the daemon's scheduled backups go, as --backup-to.
@@ -82,7 +88,7 @@ func start(dsn string, s Shape, up *Upstream, boot func() (string, time.Duration
 // its database. opened, when set, is given the database once it is open.
 func run(ctx context.Context, dsn string, s Shape, up *Upstream, boot func() (string, time.Duration, bool), log *slog.Logger, ln *pipeListener,
 	signals <-chan os.Signal, once string, opened func(*store.DB)) error {
-	h := &wiring.Host{DSN: dsn, Endpoint: "http://fakeyt.sim/", Costs: s.Costs, Logger: log, Clock: clock.System,
+	h := &wiring.Host{DSN: dsn, RedisURL: s.Redis, RedisHook: s.RedisHook, Endpoint: "http://fakeyt.sim/", Costs: s.Costs, Logger: log, Clock: clock.System,
 		Transport: up, Uptime: boot, Signals: signals, Jitter: up.Jitter}
 	standing := ingest.StandardStanding()
 	terms := wiring.Terms{Standing: standing, Span: s.Costs.Span(), Clock: clock.System}

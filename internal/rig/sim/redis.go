@@ -16,6 +16,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +26,10 @@ import (
 	"unsafe"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/ingestworks/ingest/clock"
+	"github.com/ingestworks/ingest/ledger"
+	"github.com/ingestworks/ingest/wiring"
 )
 
 // clockShim is the preloaded library's source: the wall clock read from
@@ -146,4 +151,27 @@ func (c *RedisClock) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 		c.Set(time.Now())
 		return next(ctx, cmds)
 	}
+}
+
+// applyNew creates the daemon's quota key on its Redis as an operator
+// does before the first run: `ingest quota apply --new=KEY`, by the
+// function that command calls.
+func applyNew(dsn string, s Shape, log *slog.Logger) error {
+	h := &wiring.Host{DSN: dsn, RedisURL: s.Redis, RedisHook: s.RedisHook, Costs: s.Costs, Logger: log, Clock: clock.System}
+	ctx := context.Background()
+	db, err := h.OpenForLimiter(ctx, true)
+	if err != nil {
+		return err
+	}
+	if db != nil {
+		defer db.Close()
+	}
+	key := ledger.KeyHash(Key)
+	l, closeLimiter, err := h.OpenLimiter(db, key)
+	if err != nil {
+		return err
+	}
+	defer closeLimiter()
+	_, err = h.Apply(ctx, l, key, true, nil)
+	return err
 }

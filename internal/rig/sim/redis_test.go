@@ -61,3 +61,14 @@ func TestRedisFollowsVirtualTime(t *testing.T) {
 		}
 	})
 }
+
+// TestSimRedis: TestSimDay's world with the daemon on the Redis limiter,
+// as production's main shape runs, its quota key made by `quota apply
+// --new` first.
+func TestSimRedis(t *testing.T) {
+	srv, vc := virtualRedis(t)
+	s := shipped()
+	s.Redis, s.RedisHook = "redis://"+srv.Addr+"/0", vc
+	simulate(t, Config{Shape: s, Days: days(t, 2), Readers: true,
+		Start: time.Date(2027, 3, 13, 12, 0, 0, 0, time.UTC)})
+}

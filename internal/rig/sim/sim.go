@@ -203,6 +203,12 @@ func Simulate(c Config) (*History, error) {
 			served <- reads{s, plans}
 		}()
 	}
+	if c.Redis != "" {
+		if err := applyNew(dsn, c.Shape, log); err != nil {
+			stopReading()
+			return nil, fmt.Errorf("quota apply --new: %w", err)
+		}
+	}
 	p.Store(start(dsn, c.Shape, up, boot, log, listen))
 	h.Starts = append(h.Starts, time.Now())
 	var cp copies
