@@ -175,3 +175,17 @@ func applyNew(dsn string, s Shape, log *slog.Logger) error {
 	_, err = h.Apply(ctx, l, key, true, nil)
 	return err
 }
+
+// flushRedis makes the Redis at url lose every key, as FLUSHALL does.
+func flushRedis(url string) error {
+	o, err := redis.ParseURL(url)
+	if err != nil {
+		return err
+	}
+	c := redis.NewClient(o)
+	defer c.Close()
+	if err := c.FlushAll(context.Background()).Err(); err != nil {
+		return fmt.Errorf("FLUSHALL on the simulation's Redis: %w", err)
+	}
+	return nil
+}

@@ -64,11 +64,11 @@ func TestRedisFollowsVirtualTime(t *testing.T) {
 
 // TestSimRedis: TestSimDay's world with the daemon on the Redis limiter,
 // as production's main shape runs, its quota key made by `quota apply
-// --new` first.
+// --new` first, and the Redis losing every key once in the first day.
 func TestSimRedis(t *testing.T) {
 	srv, vc := virtualRedis(t)
 	s := shipped()
 	s.Redis, s.RedisHook = "redis://"+srv.Addr+"/0", vc
-	simulate(t, Config{Shape: s, Days: days(t, 2), Readers: true,
+	simulate(t, Config{Shape: s, Days: days(t, 2), Readers: true, RedisLoss: 20*time.Hour + 17*time.Minute,
 		Start: time.Date(2027, 3, 13, 12, 0, 0, 0, time.UTC)})
 }

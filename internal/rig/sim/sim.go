@@ -59,6 +59,10 @@ type Config struct {
 	// Start each, and start it again shortly after: a long history's
 	// process meets what it left in the database, as an upgrade's does.
 	Restarts []time.Duration
+	// RedisLoss, on Redis, is how long after Start the Redis loses every
+	// key once (FLUSHALL), as a restart without persistence does
+	// (docs/contract.md: a loss stays a loss).
+	RedisLoss time.Duration
 }
 
 // Interval is a span of the virtual calendar.
@@ -93,7 +97,8 @@ type History struct {
 	// Refusals are when the upstream refused every call as over its
 	// daily quota; Skews when its Date header was wrong.
 	Refusals, Skews []Interval
-	Log             string // the daemon's log file
+	Log             string      // the daemon's log file
+	Losses          []time.Time // the Redis lost its data (RedisLoss)
 
 	spans  []Interval         // the faults' spans, once read
 	counts map[string][]int64 // each pool's window at each call, once read
@@ -224,6 +229,14 @@ func Simulate(c Config) (*History, error) {
 			h.Starts = append(h.Starts, time.Now())
 			cp.beside(dsn, p.Load(), h.End)
 		}
+	}
+	if c.RedisLoss > 0 {
+		time.Sleep(time.Until(c.Start.Add(c.RedisLoss)))
+		if err := flushRedis(c.Redis); err != nil {
+			stopReading()
+			return h, err
+		}
+		h.Losses = append(h.Losses, time.Now())
 	}
 	time.Sleep(time.Until(h.End))
 	h.Copies = cp.looks()
