@@ -189,3 +189,29 @@ func flushRedis(url string) error {
 	}
 	return nil
 }
+
+// Look is the limiter's count of each pool's window as its Redis holds it,
+// read at At, as `ingest quota show` reads it.
+type Look struct {
+	At   time.Time
+	Used map[string]int64
+}
+
+// lookRedis reads the limiter's state on s's Redis now.
+func lookRedis(s Shape, log *slog.Logger) (Look, error) {
+	h := &wiring.Host{RedisURL: s.Redis, RedisHook: s.RedisHook, Costs: s.Costs, Logger: log, Clock: clock.System}
+	l, closeLimiter, err := h.OpenLimiter(nil, ledger.KeyHash(Key))
+	if err != nil {
+		return Look{}, err
+	}
+	defer closeLimiter()
+	states, err := l.State(context.Background())
+	if err != nil {
+		return Look{}, fmt.Errorf("the limiter's state on Redis: %w", err)
+	}
+	lk := Look{At: time.Now(), Used: map[string]int64{}}
+	for _, st := range states {
+		lk.Used[st.Pool] = st.Used
+	}
+	return lk, nil
+}

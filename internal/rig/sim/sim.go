@@ -99,6 +99,7 @@ type History struct {
 	Refusals, Skews []Interval
 	Log             string      // the daemon's log file
 	Losses          []time.Time // the Redis lost its data (RedisLoss)
+	Looks           []Look      // the limiter's counts, lossLook after each loss
 
 	spans  []Interval         // the faults' spans, once read
 	counts map[string][]int64 // each pool's window at each call, once read
@@ -237,6 +238,13 @@ func Simulate(c Config) (*History, error) {
 			return h, err
 		}
 		h.Losses = append(h.Losses, time.Now())
+		time.Sleep(lossLook)
+		lk, err := lookRedis(c.Shape, log)
+		if err != nil {
+			stopReading()
+			return h, err
+		}
+		h.Looks = append(h.Looks, lk)
 	}
 	time.Sleep(time.Until(h.End))
 	h.Copies = cp.looks()
