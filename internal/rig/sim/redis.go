@@ -16,10 +16,13 @@ package sim
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -214,4 +217,50 @@ func lookRedis(s Shape, log *slog.Logger) (Look, error) {
 		lk.Used[st.Pool] = st.Used
 	}
 	return lk, nil
+}
+
+// peerFor is how long the worker of another database stays on the key,
+// and peerEvery how often it runs.
+const (
+	peerFor   = 3 * time.Hour
+	peerEvery = 10 * time.Minute
+)
+
+// peerDSN is the other worker's database.
+func peerDSN(dir string) string { return filepath.Join(dir, "peer.db") }
+
+// peer runs a worker of another database on the daemon's Redis key from
+// now for peerFor: a host joining the fleet, and leaving it. The daemon's
+// limiter then counts another ledger in the pools (docs: a worker joining
+// or leaving the key re-plans).
+func peer(h *History, up *Upstream, boot func() (string, time.Duration, bool), logw io.Writer) Join {
+	rng := rand.New(rand.NewPCG(h.Seed, 0x9ee2))
+	region := h.besideRegion(rng.IntN(1 << 20))
+	from := time.Now()
+	runs := beside(peerDSN(h.Dir), h.Shape, region, peerEvery, from.Add(peerFor), up, boot, slog.New(slog.NewTextHandler(logw, nil)))
+	return Join{Interval{from, time.Now()}, region, runs}
+}
+
+// readPeer adds what the other worker's database keeps to the history:
+// its chart runs and its ledger, as a worker beside the daemon on its own
+// database leaves them there.
+func (h *History) readPeer(dsn string) error {
+	ctx := context.Background()
+	db, err := wiring.OpenExisting(ctx, dsn)
+	if err != nil {
+		return fmt.Errorf("the peer's database: %w", err)
+	}
+	defer db.Close()
+	runs, err := readRuns(ctx, db.DB)
+	if err != nil {
+		return err
+	}
+	led, err := readLedger(ctx, db.DB)
+	if err != nil {
+		return err
+	}
+	h.Runs, h.Ledger = append(h.Runs, runs...), append(h.Ledger, led...)
+	sort.SliceStable(h.Runs, func(i, j int) bool { return h.Runs[i].Started.Before(h.Runs[j].Started) })
+	sort.SliceStable(h.Ledger, func(i, j int) bool { return h.Ledger[i].At.Before(h.Ledger[j].At) })
+	return nil
 }

@@ -64,11 +64,12 @@ func TestRedisFollowsVirtualTime(t *testing.T) {
 
 // TestSimRedis: TestSimDay's world with the daemon on the Redis limiter,
 // as production's main shape runs, its quota key made by `quota apply
-// --new` first, and the Redis losing every key once in the first day.
+// --new` first, the Redis losing every key once in the first day, and a
+// worker of another database joining the key for hours in the second.
 func TestSimRedis(t *testing.T) {
 	srv, vc := virtualRedis(t)
 	s := shipped()
 	s.Redis, s.RedisHook = "redis://"+srv.Addr+"/0", vc
-	simulate(t, Config{Shape: s, Days: days(t, 2), Readers: true, RedisLoss: 20*time.Hour + 17*time.Minute,
+	simulate(t, Config{Shape: s, Days: days(t, 2), Readers: true, RedisLoss: 20*time.Hour + 17*time.Minute, PeerAt: 27 * time.Hour,
 		Start: time.Date(2027, 3, 13, 12, 0, 0, 0, time.UTC)})
 }

@@ -63,6 +63,11 @@ type Config struct {
 	// key once (FLUSHALL), as a restart without persistence does
 	// (docs/contract.md: a loss stays a loss).
 	RedisLoss time.Duration
+	// PeerAt, on Redis, is how long after Start (and after RedisLoss) a
+	// worker of another database joins the daemon's quota key for
+	// peerFor: `run --once` of a chart the daemon does not run, on its own
+	// SQLite file (redis.go).
+	PeerAt time.Duration
 }
 
 // Interval is a span of the virtual calendar.
@@ -246,6 +251,10 @@ func Simulate(c Config) (*History, error) {
 		}
 		h.Looks = append(h.Looks, lk)
 	}
+	if c.PeerAt > 0 {
+		time.Sleep(time.Until(c.Start.Add(c.PeerAt)))
+		h.Joins = append(h.Joins, peer(h, up, boot, besideLog))
+	}
 	time.Sleep(time.Until(h.End))
 	h.Copies = cp.looks()
 	stopReading()
@@ -262,8 +271,10 @@ func Simulate(c Config) (*History, error) {
 			return h, err
 		}
 	}
-	err = h.read(dsn)
-	return h, err
+	if err = h.read(dsn); err != nil || c.PeerAt == 0 {
+		return h, err
+	}
+	return h, h.readPeer(peerDSN(c.Dir))
 }
 
 // read is the history the database keeps: its chart runs and the other
