@@ -70,6 +70,6 @@ func TestSimRedis(t *testing.T) {
 	srv, vc := virtualRedis(t)
 	s := shipped()
 	s.Redis, s.RedisHook = "redis://"+srv.Addr+"/0", vc
-	simulate(t, Config{Shape: s, Days: days(t, 2), Readers: true, RedisLoss: 20*time.Hour + 17*time.Minute, PeerAt: 27 * time.Hour,
+	simulate(t, Config{Shape: s, Days: days(t, 2), Readers: true, RedisLoss: 20*time.Hour + 17*time.Minute, PeerAt: 27*time.Hour + 25*time.Minute,
 		Start: time.Date(2027, 3, 13, 12, 0, 0, 0, time.UTC)})
 }
