@@ -22,10 +22,10 @@ func checkRefilled(h *History) []string {
 			var before, upTo int64
 			for _, c := range h.Calls {
 				if !c.At.After(lk.At.Add(-p.Window)) {
-					before = c.Charged[p.Name]
+					before = max(before, c.Charged[p.Name])
 				}
 				if !c.At.After(lk.At) {
-					upTo = c.Charged[p.Name]
+					upTo = max(upTo, c.Charged[p.Name])
 				}
 			}
 			charged := upTo - before
