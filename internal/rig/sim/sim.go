@@ -59,6 +59,11 @@ type Config struct {
 	// Start each, and start it again shortly after: a long history's
 	// process meets what it left in the database, as an upgrade's does.
 	Restarts []time.Duration
+	// SkewedStarts set the upstream's Date an hour behind this long after
+	// Start each, for skewFor, and stop the process skewStop into it for
+	// a minute: a start that meets a wrong Date, which the nemesis's
+	// moves, one at a time, never make.
+	SkewedStarts []time.Duration
 }
 
 // Interval is a span of the virtual calendar.
@@ -322,6 +327,9 @@ func (ev event) apply(h *History, p *process, up *Upstream, second func(string, 
 	case ev.skew > 0:
 		up.Fake.SetClock(func() time.Time { return time.Now().Add(-ev.skew) })
 		h.Skews = append(h.Skews, Interval{ev.at, ev.at.Add(skewFor)})
+		if ev.down > 0 {
+			return ev.skewedStop(h, p, up)
+		}
 		time.Sleep(skewFor)
 		up.Fake.SetClock(nil)
 		return nil
@@ -342,6 +350,23 @@ func (ev event) apply(h *History, p *process, up *Upstream, second func(string, 
 		return fmt.Errorf("the daemon at %s: %w", ev.at.UTC().Format(time.RFC3339), err)
 	}
 	h.Down = append(h.Down, Interval{ev.at, ev.at.Add(ev.down)})
+	time.Sleep(ev.down)
+	return nil
+}
+
+// skewStop is how far into a wrong Date a SkewedStarts stop comes.
+const skewStop = 5 * time.Minute
+
+// skewedStop stops the process skewStop into the wrong Date ev set and
+// keeps it down for ev.down; the caller starts it again inside the wrong
+// Date, which is set right skewFor after it began.
+func (ev event) skewedStop(h *History, p *process, up *Upstream) error {
+	time.AfterFunc(skewFor, func() { up.Fake.SetClock(nil) })
+	time.Sleep(skewStop)
+	if err := p.stop(); err != nil {
+		return fmt.Errorf("the daemon at %s: %w", time.Now().UTC().Format(time.RFC3339), err)
+	}
+	h.Down = append(h.Down, Interval{ev.at.Add(skewStop), ev.at.Add(skewStop + ev.down)})
 	time.Sleep(ev.down)
 	return nil
 }
@@ -382,6 +407,9 @@ func (c Config) nemesis(end time.Time) []event {
 		evs := c.besides(end)
 		for _, d := range c.Restarts {
 			evs = append(evs, event{at: c.Start.Add(d), down: time.Minute})
+		}
+		for _, d := range c.SkewedStarts {
+			evs = append(evs, event{at: c.Start.Add(d), skew: time.Hour, down: time.Minute})
 		}
 		sort.Slice(evs, func(i, j int) bool { return evs[i].at.Before(evs[j].at) })
 		return evs
