@@ -252,7 +252,7 @@ operations:
 // its reserve in a window, and every chart keeps within --max-stale. (Under
 // the nemesis a day's downtime can leave the pool short of its limit.)
 func TestSimScarce(t *testing.T) {
-	simulate(t, Config{Shape: scarce(t), Days: days(t, 1), Exhaust: true,
+	simulate(t, Config{Shape: scarce(t), Days: days(t, 1), Exhaust: true, Restarts: []time.Duration{20 * time.Hour},
 		Start: time.Date(2026, 10, 25, 0, 0, 0, 0, time.UTC)})
 }
 
