@@ -97,7 +97,9 @@ type History struct {
 	// Refusals are when the upstream refused every call as over its
 	// daily quota; Skews when its Date header was wrong.
 	Refusals, Skews []Interval
-	Log             string // the daemon's log file
+	// Asks are when the upstream's time was asked at no quota cost.
+	Asks []time.Time
+	Log  string // the daemon's log file
 
 	spans  []Interval         // the faults' spans, once read
 	counts map[string][]int64 // each pool's window at each call, once read
@@ -229,7 +231,7 @@ func Simulate(c Config) (*History, error) {
 	if err := p.Load().stop(); err != nil {
 		return h, fmt.Errorf("the daemon at %s: %w", time.Now().UTC().Format(time.RFC3339), err)
 	}
-	h.Calls, h.Forgotten = up.Calls(), up.Forgotten()
+	h.Calls, h.Forgotten, h.Asks = up.Calls(), up.Forgotten(), up.Asks()
 	if c.BackupEvery > 0 {
 		if h.Backups, err = backedUp(backupDir(dsn)); err != nil {
 			return h, err
