@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"bufio"
 	"bytes"
 	"compress/flate"
 	"compress/gzip"
@@ -45,8 +46,17 @@ func gzipped(res *http.Response) bool {
 }
 
 // inflaters are reused, each reset for an answer: an inflater's window and
-// tables are most of what reading a gzipped answer allocates.
-var inflaters sync.Pool // *gzip.Reader
+// tables, and the buffer it reads through, are most of what reading a
+// gzipped answer allocates.
+var inflaters sync.Pool // *inflater
+
+// inflater is a gzip.Reader and the buffer it reads the answer through:
+// given a reader with no ReadByte, a gzip.Reader makes a new buffer at
+// every Reset.
+type inflater struct {
+	br *bufio.Reader
+	zr gzip.Reader
+}
 
 // readAnswer reads res's body into buf, at most limit bytes of it as
 // decoded, and leaves res saying so: an answer that said gzip says
@@ -57,15 +67,19 @@ func readAnswer(buf *bytes.Buffer, res *http.Response, limit int64) error {
 		_, err := buf.ReadFrom(io.LimitReader(res.Body, limit))
 		return err
 	}
-	zr, _ := inflaters.Get().(*gzip.Reader)
-	if zr == nil {
-		zr = new(gzip.Reader)
+	in, _ := inflaters.Get().(*inflater)
+	if in == nil {
+		in = &inflater{br: bufio.NewReader(nil)}
 	}
-	defer inflaters.Put(zr)
-	if err := zr.Reset(res.Body); err != nil {
+	defer func() {
+		in.br.Reset(nil) // holds nothing of this answer while it waits
+		inflaters.Put(in)
+	}()
+	in.br.Reset(res.Body)
+	if err := in.zr.Reset(in.br); err != nil {
 		return notGzip(err)
 	}
-	if _, err := buf.ReadFrom(io.LimitReader(zr, limit)); err != nil {
+	if _, err := buf.ReadFrom(io.LimitReader(&in.zr, limit)); err != nil {
 		return notGzip(err)
 	}
 	res.Header.Del("Content-Encoding")
