@@ -132,13 +132,13 @@ awk '
     v[k, "heap"] = v[k, "heap"] " " f["heap-peak"] / 1e6
     v[k, "rss"] = v[k, "rss"] " " f["rss-peak"] / 1e6 }
   function row(name, shape, m, unit, target,   o, n, r) {
-    if (v["old" SUBSEP shape, m] == "" || v["new" SUBSEP shape, m] == "") { printf "%-32s %-8s %12s %12s %8s\n", name " (" unit ")", shape, "-", "-", "-"; return }
+    if (v["old" SUBSEP shape, m] == "" || v["new" SUBSEP shape, m] == "") { printf "%-38s %-8s %12s %12s %8s\n", name " (" unit ")", shape, "-", "-", "-"; return }
     o = median(v["old" SUBSEP shape, m]); n = median(v["new" SUBSEP shape, m]); r = o > 0 ? n / o : 0
-    printf "%-32s %-8s %12.2f %12.2f %8.2f  %s\n", name " (" unit ")", shape, o, n, r,
+    printf "%-38s %-8s %12.2f %12.2f %8.2f  %s\n", name " (" unit ")", shape, o, n, r,
       target == "" ? "" : sprintf("target <= %s %s", target, r <= target + 0 ? "met" : "MISSED")
   }
   END {
-    printf "%-32s %-8s %12s %12s %8s\n", "", "regions", "old", "new", "new/old"
+    printf "%-38s %-8s %12s %12s %8s\n", "", "regions", "old", "new", "new/old"
     row("upstream JSON a chart call", "default", "chart-json", "B", "")
     row("upstream JSON a chart call", "all", "chart-json", "B", "")
     row("upstream on the wire a chart call", "default", "chart", "B", "")
