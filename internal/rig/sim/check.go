@@ -51,6 +51,7 @@ func Check(h *History) []string {
 	out = append(out, checkSlotsServed(h)...)
 	out = append(out, checkDropsSaid(h)...)
 	out = append(out, checkClockAsked(h)...)
+	out = append(out, checkCopiesRefused(h)...)
 	return out
 }
 
