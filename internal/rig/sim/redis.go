@@ -241,6 +241,17 @@ func peer(h *History, up *Upstream, boot func() (string, time.Duration, bool), l
 	return Join{Interval{from, time.Now()}, region, runs}
 }
 
+// peerFirst: at t a worker of another database ran its first run, where
+// its database holds no reading of the upstream's time yet, so it asks.
+func (h *History) peerFirst(t time.Time) bool {
+	for _, j := range h.Peers {
+		if len(j.Runs) > 0 && j.Runs[0].Contains(t) {
+			return true
+		}
+	}
+	return false
+}
+
 // readPeer adds what the other worker's database keeps to the history:
 // its chart runs and its ledger, as a worker beside the daemon on its own
 // database leaves them there.

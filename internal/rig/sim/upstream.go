@@ -30,6 +30,9 @@ type Upstream struct {
 	// forgot (deleted, made private), one a day from it (world)
 	start time.Time
 	gone  []Gone
+	// asks are when the upstream's time was asked at no quota cost (the
+	// discovery document, without the key)
+	asks []time.Time
 }
 
 // Gone is a video the upstream forgot, and when: its owner deleted it or
@@ -55,7 +58,8 @@ type Held struct {
 }
 
 // Call is one request the fake answered with a key: when, its path, its
-// status, the bytes of its answer's body, and the fake's count of each
+// status, the bytes of its answer's body on the wire (gzipped when the
+// client asked for it) and of its JSON, and the fake's count of each
 // bucket's charge once it answered; what it asked for: a chart's page
 // (its region, category and page token), a region's category names
 // (Region), or videos by id (IDs).
@@ -63,7 +67,8 @@ type Call struct {
 	At                     time.Time
 	Path                   string
 	Status                 int
-	Bytes                  int
+	Bytes                  int // on the wire
+	JSON                   int // the body decoded: what the client reads
 	Charged                map[string]int64
 	Kind                   string // one of the kinds below
 	Cut                    bool   // answered 200 with its body cut short (MalformNext)
@@ -134,12 +139,17 @@ func (u *Upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	rec := httptest.NewRecorder()
-	u.Fake.ServeHTTP(rec, req)
+	plain := u.Fake.ServeAnswer(rec, req)
 	q := req.URL.Query()
 	var h *hold
+	if q.Get("key") == "" && strings.HasSuffix(req.URL.Path, "/discovery/v1/apis/youtube/v3/rest") {
+		u.mu.Lock()
+		u.asks = append(u.asks, time.Now())
+		u.mu.Unlock()
+	}
 	if q.Get("key") != "" {
-		c := Call{At: time.Now(), Path: req.URL.Path, Status: rec.Code, Bytes: rec.Body.Len(), Kind: kind(req.URL.Path, q),
-			Cut: rec.Code == http.StatusOK && !json.Valid(rec.Body.Bytes())}
+		c := Call{At: time.Now(), Path: req.URL.Path, Status: rec.Code, Bytes: rec.Body.Len(), JSON: len(plain), Kind: kind(req.URL.Path, q),
+			Cut: rec.Code == http.StatusOK && !json.Valid(plain)}
 		switch c.Kind {
 		case KindChart:
 			c.Region, c.Category, c.Page = q.Get("regionCode"), q.Get("videoCategoryId"), q.Get("pageToken")
@@ -164,11 +174,11 @@ func (u *Upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 		forget := rec.Code == http.StatusOK && c.Kind == KindChart && c.Page == "" && c.At.Sub(u.start) >= time.Duration(len(u.gone))*24*time.Hour
 		u.mu.Unlock()
 		if forget {
-			u.forget(c.At, firstID(rec.Body.Bytes()))
+			u.forget(c.At, firstID(plain))
 		}
 	}
 	if h != nil {
-		h.held <- Held{At: time.Now(), Region: q.Get("regionCode"), Category: q.Get("videoCategoryId"), First: firstID(rec.Body.Bytes())}
+		h.held <- Held{At: time.Now(), Region: q.Get("regionCode"), Category: q.Get("videoCategoryId"), First: firstID(plain)}
 		select {
 		case <-time.After(h.d):
 		case <-req.Context().Done(): // the client gave up: the call stays charged
@@ -242,4 +252,12 @@ func (u *Upstream) Calls() []Call {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return append([]Call(nil), u.calls...)
+}
+
+// Asks is every time the upstream's time was asked at no quota cost, in
+// order.
+func (u *Upstream) Asks() []time.Time {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]time.Time(nil), u.asks...)
 }
