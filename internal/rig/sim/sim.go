@@ -66,7 +66,8 @@ type Config struct {
 	SkewedStarts []time.Duration
 	// RedisLoss, on Redis, is how long after Start the Redis loses every
 	// key once (FLUSHALL), as a restart without persistence does
-	// (docs/contract.md: a loss stays a loss).
+	// (docs/contract.md: a loss stays a loss); after the nemesis's moves,
+	// when it has any.
 	RedisLoss time.Duration
 	// PeerAt, on Redis, is how long after Start (and after RedisLoss) a
 	// worker of another database joins the daemon's quota key for
