@@ -8,6 +8,9 @@
 # internal/rig/sim/testdata/seeds.txt with its fix (docs/testing.md, "Seeds").
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each run starts in the simulation's folder, so what it calls is named
+# from the repository's root.
+root=$PWD
 seeds=${SEEDS:-20}
 days=${DAYS:-2}
 jobs=${JOBS:-$(nproc)}
@@ -34,11 +37,11 @@ for _ in $(seq "$seeds"); do
 	done
 done >"$work/todo"
 echo "sim-sweep: $seeds seeds x ${#shapes[@]} shapes, $days days each, $jobs at a time (seeds drawn from the kernel)" >&2
-export work days
+export work days root
 # sim runs shape on seed into out, its CPU-seconds into cpu: its status.
 sim() {
 	(cd internal/rig/sim && INGEST_CPU_LOG="$4" INGEST_SIM_SEED=$1 INGEST_SIM_DAYS=$days INGEST_SIM_ALL_DAYS=$days \
-		../../scripts/cputime.sh "$work/sim.test" -test.run "^$2\$" -test.timeout 0 >"$3" 2>&1)
+		"$root/scripts/cputime.sh" "$work/sim.test" -test.run "^$2\$" -test.timeout 0 >"$3" 2>&1)
 }
 one() {
 	local seed=$1 shape=$2 out="$work/$1.$2.out" verdict first cpu rc=0 again=0
