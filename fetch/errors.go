@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"regexp"
 	"strings"
 	"syscall"
@@ -63,6 +64,14 @@ func Classify(op string, err error, now time.Time) error {
 		// A body cut short or garbled on the way is retried as a 5xx is:
 		// the next answer is most often whole.
 		return &transientError{fmt.Errorf("%w: %v", ErrMalformed, err)}
+	case errors.Is(err, ErrMalformed):
+		// Found by the transport (an answer that says gzip and is not):
+		// named by itself, without the request the http.Client prefixes.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return &transientError{err}
 	case isNetwork(err):
 		return &transientError{err}
 	}

@@ -49,7 +49,8 @@ func aborting() *http.Transport {
 	return t
 }
 
-// keyTransport adds the API key to every request. option.WithHTTPClient
+// keyTransport adds the API key to every request, and asks for the answer
+// gzipped (askGzip), which it decodes itself. option.WithHTTPClient
 // drops option.WithAPIKey, so the key has to be added here; it is added to a
 // clone, never to the caller's request, so that the URL the http.Client
 // reports in its errors never holds it.
@@ -64,7 +65,7 @@ type keyTransport struct {
 // cannot tell an absent count from zero, and the answer decoded a second
 // time into them would only be garbage. The Google client gets an empty
 // object in its place; it still sends the call, checks its status and
-// reads an error's body, which are left as they came.
+// reads an error's body, which are left as they came but decoded.
 type decodeKey struct{}
 
 type decoding struct {
@@ -91,6 +92,7 @@ func (t *keyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	q := r.URL.Query()
 	q.Set("key", t.key)
 	r.URL.RawQuery = q.Encode()
+	askGzip(r)
 	res, err := t.base.RoundTrip(r)
 	if err != nil {
 		return nil, redactErr(err, t.key)
@@ -98,18 +100,28 @@ func (t *keyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if d := dateOf(res); t.onDate != nil && !d.IsZero() {
 		t.onDate(req.Context(), d)
 	}
-	if d, ok := req.Context().Value(decodeKey{}).(*decoding); ok && res.StatusCode/100 == 2 {
-		buf := answerBufs.Get().(*bytes.Buffer)
-		defer answerBufs.Put(buf)
-		buf.Reset()
-		_, err := buf.ReadFrom(io.LimitReader(res.Body, maxBody))
-		res.Body.Close()
-		if err != nil {
-			return nil, redactErr(err, t.key)
-		}
+	d, decode := req.Context().Value(decodeKey{}).(*decoding)
+	decode = decode && res.StatusCode/100 == 2
+	if !decode && !gzipped(res) {
+		return res, nil
+	}
+	buf := answerBufs.Get().(*bytes.Buffer)
+	defer answerBufs.Put(buf)
+	buf.Reset()
+	// One byte past the bound, so that a reader of the whole answer
+	// (Forward) can tell one too large from one that fits.
+	err = readAnswer(buf, res, maxBody+1)
+	res.Body.Close()
+	if err != nil {
+		return nil, redactErr(err, t.key)
+	}
+	if decode {
 		d.err = json.Unmarshal(buf.Bytes(), d.into)
 		res.Body, res.ContentLength = io.NopCloser(strings.NewReader(emptyAnswer)), int64(len(emptyAnswer))
+		return res, nil
 	}
+	b := bytes.Clone(buf.Bytes())
+	res.Body, res.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
 	return res, nil
 }
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # bench-day.sh [OLD [NEW]]: what a simulated day of `ingest run` costs, for
 # two revisions in one run: the bytes the upstream answered per chart call
-# and per day, the CPU-seconds and bytes allocated per day at the default
-# regions and at every region, and the process's peak resident memory at
-# every region, with the new/old ratios beside issue 119's targets.
+# and per day, as JSON and on the wire, the CPU-seconds and bytes
+# allocated per day at the default regions and at every region, and the
+# process's peak resident memory at every region, with the new/old ratios
+# beside issue 119's targets.
 #
 # OLD defaults to 8bf2bb5 (the tree before fields=), NEW to the work tree.
 # Each tree is a git archive; the work tree's TestCostOfADay
@@ -54,8 +55,11 @@ simdir() {
   exit 1
 }
 
-# counting DIR: the upstream in DIR keeps each call's bytes and its kind
-# ("chart" for a chart's page), as the work tree's does.
+# counting DIR: the upstream in DIR keeps each call's bytes on the wire,
+# its JSON's and its kind ("chart" for a chart's page), as the work tree's
+# does. A tree from before the client asked for gzip (its User-Agent names
+# none) is answered plain by the work tree's fake as by its own, so its
+# JSON is its bytes on the wire.
 counting() {
   local up=$1/upstream.go
   if ! grep -q 'Bytes: rec.Body.Len()' "$up"; then
@@ -63,6 +67,11 @@ counting() {
       -e 's/Call{At: time.Now(), Path: req.URL.Path, Status: rec.Code,/& Bytes: rec.Body.Len(), Kind: map[bool]string{true: "chart"}[q.Get("chart") == "mostPopular"],/' "$up"
     grep -q 'Bytes: rec.Body.Len()' "$up" && grep -q '^	Bytes int$' "$up" ||
       { echo "$up: cannot teach its upstream to count bytes" >&2; exit 1; }
+  fi
+  if ! grep -q '^	JSON  *int' "$up"; then
+    sed -i -e 's/^\tBytes  *int.*$/&\n\tJSON int/' -e 's/Bytes: rec.Body.Len(),/& JSON: rec.Body.Len(),/' "$up"
+    grep -q 'JSON: rec.Body.Len()' "$up" && grep -q '^	JSON int$' "$up" ||
+      { echo "$up: cannot teach its upstream to count its answers' JSON" >&2; exit 1; }
   fi
 }
 
@@ -109,26 +118,35 @@ echo
 echo "== a simulated day of run (tracking on, readers, seed 3969310467), $old (old) vs $new (new): medians of $rounds rounds at the default regions, $all_rounds at every region =="
 awk '
   function median(s,   a, n, i, j, t) { n = split(s, a, " "); for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1]+0 > a[j]+0; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t } return n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2 }
-  { for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+  { delete f
+    for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
     k = $1 SUBSEP f["shape"]
-    if (f["chart-calls"] > 0) v[k, "chart"] = v[k, "chart"] " " f["chart-bytes"] / f["chart-calls"]
+    if (f["chart-calls"] > 0) {
+      v[k, "chart"] = v[k, "chart"] " " f["chart-bytes"] / f["chart-calls"]
+      v[k, "chart-json"] = v[k, "chart-json"] " " f["chart-json-bytes"] / f["chart-calls"]
+    }
     v[k, "day"] = v[k, "day"] " " f["bytes"] / 1e6
+    v[k, "day-json"] = v[k, "day-json"] " " f["json-bytes"] / 1e6
     v[k, "cpu"] = v[k, "cpu"] " " f["cpu-s"]
     v[k, "alloc"] = v[k, "alloc"] " " f["alloc-bytes"] / 1e6
     v[k, "heap"] = v[k, "heap"] " " f["heap-peak"] / 1e6
     v[k, "rss"] = v[k, "rss"] " " f["rss-peak"] / 1e6 }
   function row(name, shape, m, unit, target,   o, n, r) {
-    if (v["old" SUBSEP shape, m] == "" || v["new" SUBSEP shape, m] == "") { printf "%-32s %-8s %12s %12s %8s\n", name " (" unit ")", shape, "-", "-", "-"; return }
+    if (v["old" SUBSEP shape, m] == "" || v["new" SUBSEP shape, m] == "") { printf "%-38s %-8s %12s %12s %8s\n", name " (" unit ")", shape, "-", "-", "-"; return }
     o = median(v["old" SUBSEP shape, m]); n = median(v["new" SUBSEP shape, m]); r = o > 0 ? n / o : 0
-    printf "%-32s %-8s %12.2f %12.2f %8.2f  %s\n", name " (" unit ")", shape, o, n, r,
+    printf "%-38s %-8s %12.2f %12.2f %8.2f  %s\n", name " (" unit ")", shape, o, n, r,
       target == "" ? "" : sprintf("target <= %s %s", target, r <= target + 0 ? "met" : "MISSED")
   }
   END {
-    printf "%-32s %-8s %12s %12s %8s\n", "", "regions", "old", "new", "new/old"
-    row("upstream bytes a chart call", "default", "chart", "B", "")
-    row("upstream bytes a chart call", "all", "chart", "B", "")
-    row("upstream bytes a day", "default", "day", "MB", "0.4")
-    row("upstream bytes a day", "all", "day", "MB", "0.4")
+    printf "%-38s %-8s %12s %12s %8s\n", "", "regions", "old", "new", "new/old"
+    row("upstream JSON a chart call", "default", "chart-json", "B", "")
+    row("upstream JSON a chart call", "all", "chart-json", "B", "")
+    row("upstream on the wire a chart call", "default", "chart", "B", "")
+    row("upstream on the wire a chart call", "all", "chart", "B", "")
+    row("upstream JSON a day", "default", "day-json", "MB", "0.4")
+    row("upstream JSON a day", "all", "day-json", "MB", "0.4")
+    row("upstream on the wire a day", "default", "day", "MB", "0.4")
+    row("upstream on the wire a day", "all", "day", "MB", "0.4")
     row("CPU a day", "default", "cpu", "s", "")
     row("CPU a day", "all", "cpu", "s", "0.7")
     row("allocated a day", "default", "alloc", "MB", "0.6")
@@ -136,7 +154,7 @@ awk '
     row("peak live heap", "all", "heap", "MB", "")
     row("peak RSS of the process", "default", "rss", "MB", "")
     row("peak RSS of the process", "all", "rss", "MB", "")
-    print "(bytes: the answers'"'"' JSON bodies as the fake sends them; CPU: the test process'"'"'s user+sys while the day ran; RSS: VmHWM of a process that ran that day alone)"
+    print "(JSON: the answers'"'"' bodies as the client decodes them; on the wire: as the fake sends them, gzipped to a client that asks as the upstream wants it asked; CPU: the test process'"'"'s user+sys while the day ran; RSS: VmHWM of a process that ran that day alone)"
   }' "$out/days.txt"
 
 if [[ ${INGEST_DAY_PROFILE:-} == 1 ]]; then

@@ -88,6 +88,18 @@ awk '/^BenchmarkChartPage\// { side = ($1 ~ /fields/) ? "f" : "w"
 ' "$out/fields.txt"
 
 echo
+echo "== fetch: a chart page (fields=) read plain vs gzipped with the client's reused inflater vs with a new one an answer (Go's transport), the same page replayed to the real client =="
+go test -run '^$' -bench BenchmarkChartPageGzip -benchtime 1000x -count 3 ./fetch/ | tee "$out/gzip.txt" | grep '^Benchmark'
+awk '/^BenchmarkChartPageGzip\// { split($1, n, "/"); side = n[2]; sub(/-[0-9]+$/, "", side)
+    for (i = 1; i < NF; i++) { if ($(i+1) == "wire-bytes/call") by[side] = $i; if ($(i+1) == "ns/op") ns[side] += $i
+      if ($(i+1) == "B/op") al[side] += $i; if ($(i+1) == "allocs/op") ao[side] += $i }; k[side]++ }
+  function per(m, s) { return m[s] / k[s] }
+  END { if (k["plain"] && k["gzip"] && k["gzip-new"]) {
+    printf "gzip/plain: bytes on the wire a call %.2f (%d vs %d), client time %.2f, allocated bytes %.2f, allocations %.2f\n", by["gzip"]/by["plain"], by["gzip"], by["plain"], per(ns, "gzip")/per(ns, "plain"), per(al, "gzip")/per(al, "plain"), per(ao, "gzip")/per(ao, "plain")
+    printf "reused/new inflater: client time %.2f, allocated bytes %.2f (%.0f vs %.0f B a call)\n", per(ns, "gzip")/per(ns, "gzip-new"), per(al, "gzip")/per(al, "gzip-new"), per(al, "gzip"), per(al, "gzip-new") } }
+' "$out/gzip.txt"
+
+echo
 scripts/bench-day.sh
 
 echo

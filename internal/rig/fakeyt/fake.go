@@ -1,7 +1,8 @@
 // Package fakeyt is the project's fake YouTube Data API v3: an http.Handler
 // that serves the real JSON shapes (counts as strings, absent counts when an
 // owner hides them, opaque page tokens, an answer cut to what fields= asks,
-// partial.go) and the real error bodies, and
+// partial.go) and the real error bodies, gzipped to a client that asks as
+// the upstream's front end wants it asked (wire.go), and
 // counts what each key was charged, per operation and per quota bucket, in
 // the upstream's 2026 model (BucketDefault, BucketSearch, BucketStats).
 //
@@ -352,11 +353,17 @@ func (f *Fake) ChartLength(region string) int {
 }
 
 // ServeHTTP answers one request of the YouTube Data API v3.
-func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) { f.ServeAnswer(w, r) }
+
+// ServeAnswer answers r as ServeHTTP does and returns the answer's JSON as
+// it was before it was encoded for the wire (wire.go): what its client
+// reads once it has decoded it, so that a rig counts both without
+// decoding it again. It is nil when nothing was sent (the client gave up
+// during the latency).
+func (f *Fake) ServeAnswer(w http.ResponseWriter, r *http.Request) []byte {
 	start := time.Now()
 	if r.URL.Path == DiscoveryPath {
-		f.discovery(w, r, start)
-		return
+		return f.discovery(w, r, start)
 	}
 	if r.URL.Query().Get("key") == "" {
 		f.keyless.Add(1)
@@ -367,12 +374,10 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The latency runs from the request's arrival, so that the fake's own
 	// work is inside it, as the upstream's is.
 	if !f.wait(r.Context(), start) {
-		return
+		return nil
 	}
-	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-	w.Header().Set("Date", f.date())
-	w.WriteHeader(status)
-	w.Write(body)
+	f.send(w, r, status, body)
+	return body
 }
 
 // respond charges the call and builds its answer: an injected fault, an
@@ -517,15 +522,15 @@ const DiscoveryPath = "/discovery/v1/apis/youtube/v3/rest"
 // discovery answers the API's discovery document, the real one
 // (discoveryDocument), with the Date of the fake's clock, and charges
 // nothing.
-func (f *Fake) discovery(w http.ResponseWriter, r *http.Request, start time.Time) {
+func (f *Fake) discovery(w http.ResponseWriter, r *http.Request, start time.Time) []byte {
 	f.keyless.Add(1)
 	f.discovered.Add(1)
 	if !f.wait(r.Context(), start) {
-		return
+		return nil
 	}
-	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-	w.Header().Set("Date", f.date())
-	w.Write(discoveryDocument())
+	doc := discoveryDocument()
+	f.send(w, r, http.StatusOK, doc)
+	return doc
 }
 
 // Discovered counts the requests for the discovery document.

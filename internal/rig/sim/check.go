@@ -50,6 +50,7 @@ func Check(h *History) []string {
 	out = append(out, checkBatches(h)...)
 	out = append(out, checkSlotsServed(h)...)
 	out = append(out, checkDropsSaid(h)...)
+	out = append(out, checkCopiesRefused(h)...)
 	return out
 }
 

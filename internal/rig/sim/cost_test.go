@@ -22,7 +22,8 @@ const costEnv = "INGEST_COST_DAY"
 
 // TestCostOfADay: one undisturbed simulated day of `ingest run` with
 // tracking and readers, on one seed, and what it cost this process: the
-// bytes the upstream answered (all calls, chart pages alone), the
+// bytes the upstream answered on the wire and as JSON decoded (all calls,
+// chart pages alone), the
 // CPU-seconds and bytes allocated while the day ran, the largest heap
 // sampled and the process's peak resident memory. It prints one line for
 // scripts/bench-day.sh, which runs it in a process of its own per day so
@@ -55,16 +56,18 @@ func TestCostOfADay(t *testing.T) {
 		cpu := cpuSeconds(t) - cpu0
 		runtime.ReadMemStats(&after)
 		stop()
-		var bytes, chartBytes, charts int
+		var bytes, chartBytes, charts, json, chartJSON int
 		for _, call := range h.Calls {
 			bytes += call.Bytes
+			json += call.JSON
 			if call.Kind == "chart" {
 				chartBytes += call.Bytes
+				chartJSON += call.JSON
 				charts++
 			}
 		}
-		t.Logf("cost: shape=%s calls=%d bytes=%d chart-calls=%d chart-bytes=%d cpu-s=%.2f alloc-bytes=%d heap-peak=%d rss-peak=%d",
-			shape, len(h.Calls), bytes, charts, chartBytes, cpu, after.TotalAlloc-before.TotalAlloc, heap.Load(), rssPeak(t))
+		t.Logf("cost: shape=%s calls=%d bytes=%d chart-calls=%d chart-bytes=%d json-bytes=%d chart-json-bytes=%d cpu-s=%.2f alloc-bytes=%d heap-peak=%d rss-peak=%d",
+			shape, len(h.Calls), bytes, charts, chartBytes, json, chartJSON, cpu, after.TotalAlloc-before.TotalAlloc, heap.Load(), rssPeak(t))
 		for _, f := range Check(h) {
 			t.Errorf("seed %d: %s", c.Seed, f)
 		}

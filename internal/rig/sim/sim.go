@@ -84,6 +84,7 @@ type History struct {
 	Served []Served        // what readers were answered
 	Ledger []Entry         // the database's quota ledger
 	Plans  []PlanRead      // the plans readers read, one a life of the process
+	Copies []Copy          // a db copy's looks beside each life (copies.go)
 	// Forgotten are the videos the upstream forgot; Tombstones, the
 	// database's videos deleted as gone, by id, when (videos_gone).
 	Forgotten  []Gone
@@ -204,6 +205,8 @@ func Simulate(c Config) (*History, error) {
 	}
 	p.Store(start(dsn, c.Shape, up, boot, log, listen))
 	h.Starts = append(h.Starts, time.Now())
+	var cp copies
+	cp.beside(dsn, p.Load(), h.End)
 	for _, ev := range c.nemesis(h.End) {
 		time.Sleep(time.Until(ev.at))
 		if err := ev.apply(h, p.Load(), up, second); err != nil {
@@ -213,9 +216,11 @@ func Simulate(c Config) (*History, error) {
 		if ev.down > 0 {
 			p.Store(start(dsn, c.Shape, up, boot, log, listen))
 			h.Starts = append(h.Starts, time.Now())
+			cp.beside(dsn, p.Load(), h.End)
 		}
 	}
 	time.Sleep(time.Until(h.End))
+	h.Copies = cp.looks()
 	stopReading()
 	if c.Readers {
 		r := <-served

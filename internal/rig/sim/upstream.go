@@ -55,7 +55,8 @@ type Held struct {
 }
 
 // Call is one request the fake answered with a key: when, its path, its
-// status, the bytes of its answer's body, and the fake's count of each
+// status, the bytes of its answer's body on the wire (gzipped when the
+// client asked for it) and of its JSON, and the fake's count of each
 // bucket's charge once it answered; what it asked for: a chart's page
 // (its region, category and page token), a region's category names
 // (Region), or videos by id (IDs).
@@ -63,7 +64,8 @@ type Call struct {
 	At                     time.Time
 	Path                   string
 	Status                 int
-	Bytes                  int
+	Bytes                  int // on the wire
+	JSON                   int // the body decoded: what the client reads
 	Charged                map[string]int64
 	Kind                   string // one of the kinds below
 	Cut                    bool   // answered 200 with its body cut short (MalformNext)
@@ -134,12 +136,12 @@ func (u *Upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	rec := httptest.NewRecorder()
-	u.Fake.ServeHTTP(rec, req)
+	plain := u.Fake.ServeAnswer(rec, req)
 	q := req.URL.Query()
 	var h *hold
 	if q.Get("key") != "" {
-		c := Call{At: time.Now(), Path: req.URL.Path, Status: rec.Code, Bytes: rec.Body.Len(), Kind: kind(req.URL.Path, q),
-			Cut: rec.Code == http.StatusOK && !json.Valid(rec.Body.Bytes())}
+		c := Call{At: time.Now(), Path: req.URL.Path, Status: rec.Code, Bytes: rec.Body.Len(), JSON: len(plain), Kind: kind(req.URL.Path, q),
+			Cut: rec.Code == http.StatusOK && !json.Valid(plain)}
 		switch c.Kind {
 		case KindChart:
 			c.Region, c.Category, c.Page = q.Get("regionCode"), q.Get("videoCategoryId"), q.Get("pageToken")
@@ -164,11 +166,11 @@ func (u *Upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 		forget := rec.Code == http.StatusOK && c.Kind == KindChart && c.Page == "" && c.At.Sub(u.start) >= time.Duration(len(u.gone))*24*time.Hour
 		u.mu.Unlock()
 		if forget {
-			u.forget(c.At, firstID(rec.Body.Bytes()))
+			u.forget(c.At, firstID(plain))
 		}
 	}
 	if h != nil {
-		h.held <- Held{At: time.Now(), Region: q.Get("regionCode"), Category: q.Get("videoCategoryId"), First: firstID(rec.Body.Bytes())}
+		h.held <- Held{At: time.Now(), Region: q.Get("regionCode"), Category: q.Get("videoCategoryId"), First: firstID(plain)}
 		select {
 		case <-time.After(h.d):
 		case <-req.Context().Done(): // the client gave up: the call stays charged
