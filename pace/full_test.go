@@ -112,6 +112,64 @@ func TestAPassShortOfRoomWaitsAtItsSlot(t *testing.T) {
 	}
 }
 
+// A slot the spread declines is declined for the spread, room or none:
+// its group is over its rate this floor, so the pacer does not say it
+// waits for room, and the daemon does not ask that slot again for a pass
+// the plan holds back. Six charts the pool holds only stretched ask at
+// one slot in turn, and pass until the spread holds one back with room
+// to spare; on a window with room for those passes and half one more,
+// the same charts pass, and the next is held back by the spread, not
+// short of room.
+func TestASlotTheSpreadDeclinesWaitsForNoRoom(t *testing.T) {
+	t.Parallel()
+	names := []string{"NL", "SE", "PL", "TR", "CZ", "HU"}
+	slots, err := regions.Stagger(time.Hour, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// slot has six charts ask at t0, one of their slots, on a window with
+	// remaining units left: the pacer, and how many passed
+	slot := func(remaining int64) (*pace.Pacer, int) {
+		pool := ingest.Pool{Name: "default", Limit: 96, Window: 24 * time.Hour}
+		state := func(context.Context) ([]ingest.PoolState, error) {
+			return []ingest.PoolState{{Pool: "default", Used: pool.Limit - remaining, Remaining: remaining}}, nil
+		}
+		var entries []pace.Entry
+		for _, name := range names {
+			e := entry(name, 0, time.Hour, 4)
+			e.Slots = slots
+			entries = append(entries, e)
+		}
+		p := newPacer(t, pace.Config{Pools: []ingest.Pool{pool}, State: state, Entries: entries,
+			Clock: clock.Func(func() time.Time { return t0 }), Logger: quiet()})
+		ran := 0
+		for ; ran < len(names) && p.Due(context.Background(), names[ran], t0); ran++ {
+			remaining -= 4 // the limiter counts the pass's calls as they go out
+			p.Ran(names[ran], map[string]int64{"default": 4}, nil, ingest.StatusCompleted)
+		}
+		for _, e := range p.Status().Entries {
+			if e.Every <= e.Floor || e.Every == pace.Never {
+				t.Fatalf("%s every %s: the pool was meant to stretch every chart", e.Name, e.Every)
+			}
+		}
+		return p, ran
+	}
+	p, ran := slot(96)
+	if ran == 0 || ran == len(names) {
+		t.Fatalf("%d of %d charts passed at one slot: the spread was meant to hold back one of them", ran, len(names))
+	}
+	if p.WaitsForRoom(names[ran]) {
+		t.Fatalf("%s, held back with room to spare, is said to wait for room", names[ran])
+	}
+	p, again := slot(int64(4*ran + 2))
+	if again != ran {
+		t.Fatalf("on a window with room for %d passes and half one, %d passed, want %d", ran, again, ran)
+	}
+	if p.WaitsForRoom(names[ran]) {
+		t.Errorf("%s, over its group's rate at this slot, is said to wait for room: the daemon asks its slot again for a pass the spread holds back", names[ran])
+	}
+}
+
 // A pass granted and still running holds its room against the next ask,
 // whatever the limiter reads: the limiter counts its calls only as they
 // go out, so two charts waiting for room and let in on one reading of it

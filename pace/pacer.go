@@ -202,17 +202,20 @@ func (p *Pacer) Due(ctx context.Context, name string, slot time.Time) bool {
 		p.decline(i, slot, p.unearned(i, slot))
 		return false
 	}
+	// the spread before the room: a slot the plan holds back is held back
+	// whatever room the pools have, so it is said so, and it does not
+	// wait at its slot for room (WaitsForRoom) to be held back again
+	if !bound && !(slotted && p.pastCadence(i, slot)) && !p.spread(i, slot) {
+		p.credit[name] = 1
+		p.decline(i, slot, DeclinedSpread)
+		return false
+	}
 	if !p.fits(ctx, i) {
 		p.credit[name] = 1
 		p.shortAt[name] = slot
 		if !again { // asked again while it waits at the slot: one slot declined
 			p.decline(i, slot, DeclinedNoRoom)
 		}
-		return false
-	}
-	if !bound && !(slotted && p.pastCadence(i, slot)) && !p.spread(i, slot) {
-		p.credit[name] = 1
-		p.decline(i, slot, DeclinedSpread)
 		return false
 	}
 	p.credit[name] = c - 1

@@ -50,6 +50,7 @@ func Check(h *History) []string {
 	out = append(out, checkBatches(h)...)
 	out = append(out, checkSlotsServed(h)...)
 	out = append(out, checkDropsSaid(h)...)
+	out = append(out, checkClockAsked(h)...)
 	out = append(out, checkCopiesRefused(h)...)
 	return out
 }
@@ -119,14 +120,17 @@ func checkAges(h *History) []string {
 	first, firstEvery := h.firstTierEvery(h.longestDay())
 	// starts are every completed pass of a chart, the second process's
 	// too (its run keeps the chart as fresh); own are the daemon's alone,
-	// whose pacer a catch-up is a question of.
+	// whose pacer a catch-up is a question of; slots, the slot each of
+	// those ran for (none for a catch-up).
 	starts, own := map[string][]time.Time{}, map[string][]time.Time{}
+	slots := map[chartPass]time.Time{}
 	for _, r := range h.Runs {
 		if r.Status == ingest.StatusCompleted {
 			name := chartName(r.Region, r.Category)
 			starts[name] = append(starts[name], r.Started)
 			if !h.beside(r) {
 				own[name] = append(own[name], r.Started)
+				slots[chartPass{name, r.Started}] = r.Slot
 			}
 		}
 	}
@@ -156,7 +160,7 @@ func checkAges(h *History) []string {
 			if f := checkGaps(h, name, starts[name], bound, healed, beside, why); f != "" {
 				out = append(out, f)
 			}
-			if f := checkCatchUps(h, name, own[name], time.Duration(c.Tier)*(h.Every-step)); f != "" {
+			if f := checkCatchUps(h, name, own[name], slots, time.Duration(c.Tier)*(h.Every-step)); f != "" {
 				out = append(out, f)
 			}
 		}
@@ -194,26 +198,54 @@ func checkGaps(h *History, name string, starts []time.Time, bound, cadence, besi
 	return ""
 }
 
+// chartPass is a chart's pass by its start.
+type chartPass struct {
+	name  string
+	start time.Time
+}
+
 // checkCatchUps is the first pass of name, the first of a life of the
 // process, followed in that life by another sooner than least (the
 // chart's cadence less its stagger step), "" for none. A catch-up at a
 // start is the pass of the chart's next slot, which does not run it
 // again: a downtime costs one catch-up, never a second pass half a
-// cadence on (docs/explanation/pacing.md). Unpaced, every slot runs.
-func checkCatchUps(h *History, name string, starts []time.Time, least time.Duration) string {
+// cadence on (docs/explanation/pacing.md). A life's first pass that a
+// slot of that life started is no catch-up but that slot's pass,
+// however late a wrong Date or a failure held it within its slot (a
+// pass is its slot): the next pass is held to least from the slot it
+// ran for, as the pacer counts it. Unpaced, every slot runs.
+func checkCatchUps(h *History, name string, starts []time.Time, slots map[chartPass]time.Time, least time.Duration) string {
 	if h.NoPace {
 		return ""
 	}
 	sort.Slice(starts, func(i, j int) bool { return starts[i].Before(starts[j]) })
 	for i := 0; i+1 < len(starts); i++ {
-		from, to := starts[i], starts[i+1]
+		at, to := starts[i], starts[i+1]
+		from, its := at, ""
+		// a slot before the life's start is one the downtime missed: a
+		// pass for it at the start is the catch-up, whatever it recorded
+		if slot := slots[chartPass{name, at}]; !slot.IsZero() && !slot.Before(h.lifeStart(at)) {
+			from, its = slot, fmt.Sprintf(" for its slot at %s", slot.UTC().Format(time.TimeOnly))
+		}
 		if !h.firstAfterStart(starts, i) || h.firstAfterStart(starts, i+1) || to.Sub(from) >= least {
 			continue
 		}
-		return fmt.Sprintf("%s: passed at %s, its first pass since the start, and again at %s (%s later), sooner than its cadence less a step (%s)",
-			name, from.UTC().Format(time.RFC3339), to.UTC().Format(time.TimeOnly), to.Sub(from), least)
+		return fmt.Sprintf("%s: passed at %s%s, its first pass since the start, and again at %s (%s later), sooner than its cadence less a step (%s)",
+			name, at.UTC().Format(time.RFC3339), its, to.UTC().Format(time.TimeOnly), to.Sub(from), least)
 	}
 	return ""
+}
+
+// lifeStart is when the life of the process t is in started, as the
+// database keeps it (milliseconds).
+func (h *History) lifeStart(t time.Time) time.Time {
+	var last time.Time
+	for _, s := range h.Starts {
+		if s = s.Truncate(time.Millisecond); !s.After(t) {
+			last = s
+		}
+	}
+	return last
 }
 
 // excused is what the nemesis adds to a gap from from to to: the

@@ -123,6 +123,49 @@ func TestCheckFindsTwoPassesAfterADowntime(t *testing.T) {
 	}
 }
 
+// TestCheckReadsALateSlotsPassAsNoCatchUp: a life's first pass that a
+// slot of that life started, held back within its slot by a wrong Date,
+// is that slot's pass, and the next slot's pass is held to the cadence
+// from its slot; a pass with no slot at a start, or one for a slot the
+// downtime missed, is the catch-up, and the next slot after it a second
+// pass.
+func TestCheckReadsALateSlotsPassAsNoCatchUp(t *testing.T) {
+	at := func(hm float64) time.Time { return t0.Add(time.Duration(hm * float64(time.Hour))) }
+	// the Date wrong from 5:50 for 20 minutes, the process down from 5:55
+	// to 5:56 inside it
+	skew, down := Interval{at(5).Add(50 * time.Minute), at(6).Add(10 * time.Minute)}, Interval{at(5).Add(55 * time.Minute), at(5).Add(56 * time.Minute)}
+	for _, c := range []struct {
+		name   string
+		second float64 // the life's second pass
+		slot   time.Time
+		want   string
+	}{
+		{"its slot's pass, a quarter late, and the next slot", 7, at(6), ""},
+		{"its slot's pass, and another half an hour after its slot", 6.5, at(6),
+			"US: passed at 2026-10-25T06:15:00Z for its slot at 06:00:00, its first pass since the start, and again at 06:30:00 (30m0s later)"},
+		{"a catch-up, and the next slot", 7, time.Time{},
+			"US: passed at 2026-10-25T06:15:00Z, its first pass since the start, and again at 07:00:00 (45m0s later)"},
+		{"a catch-up for the slot the downtime missed, and the next slot", 7, at(5),
+			"US: passed at 2026-10-25T06:15:00Z, its first pass since the start, and again at 07:00:00 (45m0s later)"},
+	} {
+		passes := append(append(hourly(6, 1), 6.25, c.second), hourly(24, 1)[int(c.second)+1:]...)
+		h := history(passes, hourly(24, 60), 1)
+		h.Starts, h.Skews, h.Down = append(h.Starts, down.To), []Interval{skew}, []Interval{down}
+		for i := range h.Runs {
+			if h.Runs[i].Started.Equal(at(6.25)) {
+				h.Runs[i].Slot = c.slot
+			}
+		}
+		f := Check(h)
+		switch {
+		case c.want == "" && len(f) != 0:
+			t.Errorf("%s: got %q, want nothing", c.name, f)
+		case c.want != "" && (len(f) != 1 || !strings.Contains(f[0], c.want)):
+			t.Errorf("%s: got %q, want %q", c.name, f, c.want)
+		}
+	}
+}
+
 // TestCheckReadsTheSecondProcesssRunAsNoSecondPass: a `run --once` of
 // the chart by the second process half an hour after the daemon's pass
 // at its start is no second pass of the daemon's; the same pass with no

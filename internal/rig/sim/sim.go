@@ -59,6 +59,11 @@ type Config struct {
 	// Start each, and start it again shortly after: a long history's
 	// process meets what it left in the database, as an upgrade's does.
 	Restarts []time.Duration
+	// SkewedStarts set the upstream's Date an hour behind this long after
+	// Start each, for skewFor, and stop the process skewStop into it for
+	// a minute: a start that meets a wrong Date, which the nemesis's
+	// moves, one at a time, never make.
+	SkewedStarts []time.Duration
 }
 
 // Interval is a span of the virtual calendar.
@@ -93,7 +98,9 @@ type History struct {
 	// Refusals are when the upstream refused every call as over its
 	// daily quota; Skews when its Date header was wrong.
 	Refusals, Skews []Interval
-	Log             string // the daemon's log file
+	// Asks are when the upstream's time was asked at no quota cost.
+	Asks []time.Time
+	Log  string // the daemon's log file
 
 	spans  []Interval         // the faults' spans, once read
 	counts map[string][]int64 // each pool's window at each call, once read
@@ -229,7 +236,7 @@ func Simulate(c Config) (*History, error) {
 	if err := p.Load().stop(); err != nil {
 		return h, fmt.Errorf("the daemon at %s: %w", time.Now().UTC().Format(time.RFC3339), err)
 	}
-	h.Calls, h.Forgotten = up.Calls(), up.Forgotten()
+	h.Calls, h.Forgotten, h.Asks = up.Calls(), up.Forgotten(), up.Asks()
 	if c.BackupEvery > 0 {
 		if h.Backups, err = backedUp(backupDir(dsn)); err != nil {
 			return h, err
@@ -327,6 +334,9 @@ func (ev event) apply(h *History, p *process, up *Upstream, second func(string, 
 	case ev.skew > 0:
 		up.Fake.SetClock(func() time.Time { return time.Now().Add(-ev.skew) })
 		h.Skews = append(h.Skews, Interval{ev.at, ev.at.Add(skewFor)})
+		if ev.down > 0 {
+			return ev.skewedStop(h, p, up)
+		}
 		time.Sleep(skewFor)
 		up.Fake.SetClock(nil)
 		return nil
@@ -347,6 +357,23 @@ func (ev event) apply(h *History, p *process, up *Upstream, second func(string, 
 		return fmt.Errorf("the daemon at %s: %w", ev.at.UTC().Format(time.RFC3339), err)
 	}
 	h.Down = append(h.Down, Interval{ev.at, ev.at.Add(ev.down)})
+	time.Sleep(ev.down)
+	return nil
+}
+
+// skewStop is how far into a wrong Date a SkewedStarts stop comes.
+const skewStop = 5 * time.Minute
+
+// skewedStop stops the process skewStop into the wrong Date ev set and
+// keeps it down for ev.down; the caller starts it again inside the wrong
+// Date, which is set right skewFor after it began.
+func (ev event) skewedStop(h *History, p *process, up *Upstream) error {
+	time.AfterFunc(skewFor, func() { up.Fake.SetClock(nil) })
+	time.Sleep(skewStop)
+	if err := p.stop(); err != nil {
+		return fmt.Errorf("the daemon at %s: %w", time.Now().UTC().Format(time.RFC3339), err)
+	}
+	h.Down = append(h.Down, Interval{ev.at.Add(skewStop), ev.at.Add(skewStop + ev.down)})
 	time.Sleep(ev.down)
 	return nil
 }
@@ -387,6 +414,9 @@ func (c Config) nemesis(end time.Time) []event {
 		evs := c.besides(end)
 		for _, d := range c.Restarts {
 			evs = append(evs, event{at: c.Start.Add(d), down: time.Minute})
+		}
+		for _, d := range c.SkewedStarts {
+			evs = append(evs, event{at: c.Start.Add(d), skew: time.Hour, down: time.Minute})
 		}
 		sort.Slice(evs, func(i, j int) bool { return evs[i].at.Before(evs[j].at) })
 		return evs

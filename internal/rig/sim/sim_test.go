@@ -143,11 +143,28 @@ func simulateOne(t *testing.T, c Config) {
 }
 
 // TestSimDay: a day of the daemon at the default regions with tracking,
-// on the shipped pools, undisturbed, across the Pacific clocks going
-// forward (Mar 14, 10:00 UTC): the pools' day of 23 hours.
+// on the shipped pools, across the Pacific clocks going forward (Mar 14,
+// 10:00 UTC): the pools' day of 23 hours. Every three hours the
+// upstream's Date is an hour behind, and the process is stopped five
+// minutes into it and started inside it (skewedStarts).
 func TestSimDay(t *testing.T) {
-	simulate(t, Config{Shape: shipped(), Days: days(t, 1), Readers: true,
+	simulate(t, Config{Shape: shipped(), Days: days(t, 1), Readers: true, SkewedStarts: skewedStarts(),
 		Start: time.Date(2027, 3, 13, 12, 0, 0, 0, time.UTC)})
+}
+
+// skewedStarts are six wrong Dates of the upstream, three hours apart,
+// each seven minutes later into the charts' hour than the one before, so
+// that a start inside one meets a chart's slot in its life, held late by
+// the Date, or a slot its downtime missed, caught up on the Date. Each
+// begins 40 s into a minute: no slot is at the instant a Date turns wrong
+// or right, or the process stops or starts, where which came first, and
+// so whether a call met the wrong Date, would be the scheduler's call.
+func skewedStarts() []time.Duration {
+	var at []time.Duration
+	for i := 1; i <= 6; i++ {
+		at = append(at, time.Duration(i)*3*time.Hour+time.Duration(7*i-5)*time.Minute+40*time.Second)
+	}
+	return at
 }
 
 // TestSimNemesis: the default regions from a day before the Pacific
@@ -235,7 +252,7 @@ operations:
 // its reserve in a window, and every chart keeps within --max-stale. (Under
 // the nemesis a day's downtime can leave the pool short of its limit.)
 func TestSimScarce(t *testing.T) {
-	simulate(t, Config{Shape: scarce(t), Days: days(t, 1), Exhaust: true,
+	simulate(t, Config{Shape: scarce(t), Days: days(t, 1), Exhaust: true, Restarts: []time.Duration{20 * time.Hour},
 		Start: time.Date(2026, 10, 25, 0, 0, 0, 0, time.UTC)})
 }
 

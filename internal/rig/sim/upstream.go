@@ -30,6 +30,9 @@ type Upstream struct {
 	// forgot (deleted, made private), one a day from it (world)
 	start time.Time
 	gone  []Gone
+	// asks are when the upstream's time was asked at no quota cost (the
+	// discovery document, without the key)
+	asks []time.Time
 }
 
 // Gone is a video the upstream forgot, and when: its owner deleted it or
@@ -139,6 +142,11 @@ func (u *Upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 	plain := u.Fake.ServeAnswer(rec, req)
 	q := req.URL.Query()
 	var h *hold
+	if q.Get("key") == "" && strings.HasSuffix(req.URL.Path, "/discovery/v1/apis/youtube/v3/rest") {
+		u.mu.Lock()
+		u.asks = append(u.asks, time.Now())
+		u.mu.Unlock()
+	}
 	if q.Get("key") != "" {
 		c := Call{At: time.Now(), Path: req.URL.Path, Status: rec.Code, Bytes: rec.Body.Len(), JSON: len(plain), Kind: kind(req.URL.Path, q),
 			Cut: rec.Code == http.StatusOK && !json.Valid(plain)}
@@ -244,4 +252,12 @@ func (u *Upstream) Calls() []Call {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return append([]Call(nil), u.calls...)
+}
+
+// Asks is every time the upstream's time was asked at no quota cost, in
+// order.
+func (u *Upstream) Asks() []time.Time {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]time.Time(nil), u.asks...)
 }
