@@ -57,8 +57,20 @@ echo "== store: an hourly run's rows handed to SQLite as JSONB vs as JSON text, 
 go test -run '^$' -bench BenchmarkHourlyRunRowsJSONB -benchtime 100x -count 3 ./store/ | grep '^Benchmark'
 
 echo
+echo "== store: an hourly run's rows written into bytes given back vs bytes made for each page, interleaved =="
+go test -run '^$' -bench BenchmarkHourlyRunRowsKept -benchtime 100x -count 3 ./store/ | grep '^Benchmark'
+
+echo
+echo "== store: a chart's entries read into room made once vs grown row by row, interleaved =="
+go test -run '^$' -bench BenchmarkChartEntriesRoom -benchtime 300x -count 3 ./store/ | grep '^Benchmark'
+
+echo
 echo "== web: an answer gzipped by a reused writer vs a new one, interleaved =="
 go test -run '^$' -bench BenchmarkGzip -benchtime 200x -count 3 ./web/transport/ | grep '^Benchmark'
+
+echo
+echo "== web: a page and an API answer's JSON written into a kept buffer vs one grown for each, interleaved =="
+go test -run '^$' -bench 'BenchmarkRender$|BenchmarkReplyJSON$' -benchtime 300x -count 3 ./web/ | grep '^Benchmark'
 
 echo
 echo "== regions: a full --once cycle, fake upstream at 20 ms a call =="

@@ -97,6 +97,10 @@ type Chart struct {
 	DayAt    time.Time
 	Entries  []ChartEntry
 	Complete bool // the run stored the whole chart
+
+	// stored is how many entries the run stored: the room its entries
+	// are read into is made once, not grown row by row.
+	stored int
 }
 
 // sparkRuns is how many runs a chart's sparklines look back over.
@@ -226,8 +230,8 @@ func (db *DB) otherRun(ctx context.Context, c *Chart, run int64, set func(e *Cha
 
 func (db *DB) chartRun(ctx context.Context, c *Chart) error {
 	var started int64
-	if err := db.r.QueryRowContext(ctx, `SELECT started_ms, status FROM runs WHERE id = ?`, c.RunID).
-		Scan(&started, &c.Status); err != nil {
+	if err := db.r.QueryRowContext(ctx, `SELECT started_ms, status, videos FROM runs WHERE id = ?`, c.RunID).
+		Scan(&started, &c.Status, &c.stored); err != nil {
 		return err
 	}
 	c.At, c.Complete = time.UnixMilli(started).UTC(), c.Status == ingest.StatusCompleted
@@ -244,6 +248,9 @@ func (db *DB) chartEntries(ctx context.Context, c *Chart, limit int) error {
 		return err
 	}
 	defer rows.Close()
+	if n := min(limit, c.stored); n > 0 {
+		c.Entries = make([]ChartEntry, 0, n)
+	}
 	var e ChartEntry // the entry's own columns, read row after row
 	var views sql.NullInt64
 	s := newVideoScanner(&e.Rank, &e.vid, &views)
@@ -253,6 +260,9 @@ func (db *DB) chartEntries(ctx context.Context, c *Chart, limit int) error {
 			return err
 		}
 		c.Entries = append(c.Entries, ChartEntry{StoredVideo: v, Rank: e.Rank, vid: e.vid, Views: ptr(views)})
+	}
+	if len(c.Entries) == 0 {
+		c.Entries = nil // a chart of no entries reads as one, room made or not
 	}
 	return rows.Err()
 }

@@ -244,3 +244,33 @@ func TestLastCompletedStartLeavesFailedOut(t *testing.T) {
 		}
 	})
 }
+
+// TestChartEntriesReadIntoRoomMadeOnce: a chart's entries are read into
+// room made once for as many as its run stored (or its limit, when
+// lower), not grown row by row, and a chart of none reads as none.
+func TestChartEntriesReadIntoRoomMadeOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	eachStore(t, func(t *testing.T, db *DB) {
+		id := run(t, db, ingest.Trending, "US", t0, page(ingest.Trending, "US", 1, t0, vid("a", "A"), vid("b", "B"), vid("c", "C")))
+		if err := db.FinishRun(ctx, id, ingest.RunEnd{Status: ingest.StatusCompleted, At: t0.Add(time.Minute)}); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			language         string
+			limit, len, room int
+		}{{"", 50, 3, 3}, {"", 2, 2, 2}, {"fr", 50, 0, 0}} {
+			ch, err := db.Chart(ctx, ChartQuery{Region: "US", Language: c.language, Limit: c.limit, Depth: ChartMoves})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ch.Entries) != c.len || cap(ch.Entries) != c.room {
+				t.Errorf("chart in %q, limit %d: %d entries in room for %d, want %d in room for %d",
+					c.language, c.limit, len(ch.Entries), cap(ch.Entries), c.len, c.room)
+			}
+			if c.len == 0 && ch.Entries != nil {
+				t.Errorf("chart in %q: entries %#v, want none", c.language, ch.Entries)
+			}
+		}
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/ingestworks/ingest"
@@ -112,7 +113,7 @@ func (w *jsonbObjectWriter) end(b []byte) []byte {
 // with w: room for the longest header is kept before the elements, and
 // the header, once their size is known, written just before them.
 func jsonbArrayOf(size, n int, object func(i int, w *jsonbObjectWriter, b []byte) ([]byte, error)) ([]byte, error) {
-	b := make([]byte, jsonbHeaderMax, jsonbHeaderMax+size)
+	b := takeJSONB(jsonbHeaderMax + size)
 	var w jsonbObjectWriter
 	for i := range n {
 		var err error
@@ -124,6 +125,35 @@ func jsonbArrayOf(size, n int, object func(i int, w *jsonbObjectWriter, b []byte
 	start := jsonbHeaderMax - len(head)
 	copy(b[start:], head)
 	return b[start:], nil
+}
+
+// jsonbBufs hold the bytes of pages and batches of counts handed to
+// SQLite, given back (releaseRows) for the next: the driver copies a blob
+// it binds, so the bytes are free once the statements ran, and made afresh
+// for every page they were much of what storing one allocated.
+var jsonbBufs sync.Pool // of *[]byte
+
+// maxJSONB is the largest buffer kept for the next: one grown past it by
+// an unusually large batch goes with it.
+const maxJSONB = 4 << 20
+
+// takeJSONB is a buffer of room for n bytes, holding jsonbHeaderMax
+// bytes, one given back when it has the room.
+func takeJSONB(n int) []byte {
+	if p, ok := jsonbBufs.Get().(*[]byte); ok && cap(*p) >= n {
+		return (*p)[:jsonbHeaderMax]
+	}
+	return make([]byte, jsonbHeaderMax, n)
+}
+
+// releaseRows gives back rows, what a dialect's pageRows or statRows made,
+// once no statement will read them again; PostgreSQL's text is left to
+// the collector.
+func releaseRows(rows any) {
+	if b, ok := rows.([]byte); ok && cap(b) <= maxJSONB {
+		b = b[:0]
+		jsonbBufs.Put(&b)
+	}
 }
 
 // pageJSONB is pageJSON's rows as JSONB, for SQLite: one object per video

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -75,5 +76,40 @@ func sameJSON(t *testing.T, db *DB, what, text string, b []byte) {
 	}
 	if fromB != fromText {
 		t.Errorf("%s: the JSONB reads as\n%.600s\nwant\n%.600s", what, fromB, fromText)
+	}
+}
+
+// TestJSONBKeptIsMadeAgain: the bytes of a page given back and taken again
+// for another, a small page after a large one and counts after pages, are
+// the bytes that page's rows are made of anew, so that nothing of the
+// page before reaches the store.
+func TestJSONBKeptIsMadeAgain(t *testing.T) {
+	long := vid("long", strings.Repeat("a long title ", 30))
+	long.Description = strings.Repeat("w", 70_000)
+	small := page(ingest.Trending, "US", 2, t0, vid("a", "one"))
+	big := page(ingest.Trending, "US", 1, t0, long, vid("b", "two"))
+	stats := []ingest.VideoStats{{ID: "a", At: t0, ViewCount: 12, LikeCount: i64(3)}}
+	rows := func(make func() ([]byte, error)) []byte {
+		b, err := make()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	smallRows := func() ([]byte, error) { return pageJSONB(small) }
+	bigRows := func() ([]byte, error) { return pageJSONB(big) }
+	statRows := func() ([]byte, error) { return statsJSONB(stats) }
+	want := map[string][]byte{}
+	for name, make := range map[string]func() ([]byte, error){"small": smallRows, "big": bigRows, "stats": statRows} {
+		want[name] = bytes.Clone(rows(make))
+	}
+	for round, name := range []string{"big", "small", "stats", "big", "stats", "small", "small"} {
+		make := map[string]func() ([]byte, error){"small": smallRows, "big": bigRows, "stats": statRows}[name]
+		got := rows(make)
+		if !bytes.Equal(got, want[name]) {
+			t.Fatalf("round %d: %s's rows made in kept bytes are %d bytes %q..., want %d bytes %q...",
+				round, name, len(got), got[:min(len(got), 40)], len(want[name]), want[name][:min(len(want[name]), 40)])
+		}
+		releaseRows(got)
 	}
 }

@@ -226,6 +226,7 @@ func (db *DB) savePage(ctx context.Context, tx *sql.Tx, runID int64, page ingest
 	if err != nil {
 		return err
 	}
+	defer releaseRows(js)
 	if _, err := tx.StmtContext(ctx, db.st.bumpRun[page.Kind]).ExecContext(ctx, runID, page.Number, js, page.Region); err != nil {
 		return err
 	}

@@ -39,6 +39,7 @@ func (db *DB) SaveStats(ctx context.Context, stats []ingest.VideoStats) error {
 	if err != nil {
 		return fmt.Errorf("save stats of %d videos: %w", len(stats), err)
 	}
+	defer releaseRows(js)
 	if db.st != nil {
 		_, err = db.st.saveStats.ExecContext(ctx, js)
 	} else { // a read-only DB, which prepares nothing: SQLite's error says so

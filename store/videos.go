@@ -269,6 +269,7 @@ func (db *DB) Refreshed(ctx context.Context, videos []ingest.Video, at time.Time
 	}
 	js, err := db.d.pageRows(ingest.Page{Videos: videos, Number: 1})
 	if err == nil {
+		defer releaseRows(js)
 		err = db.inTx(ctx, func(tx *sql.Tx) error {
 			if _, err := tx.StmtContext(ctx, db.st.upsertVideos).ExecContext(ctx, js, msOf(at)); err != nil || db.st.docs == nil {
 				return err

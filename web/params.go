@@ -2,7 +2,6 @@ package web
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -62,9 +61,11 @@ func replyJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Cache-Control", transport.CacheFor(status))
 	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.Encode(v) // the status is sent: a failure here is the client gone
+	sc := takeScratch()
+	defer sc.giveBack()
+	if sc.enc.Encode(v) == nil { // the status is sent: a failure here is the client gone
+		w.Write(sc.buf.Bytes())
+	}
 }
 
 // limitParam reads a positive limit, def when absent, capped at most.
