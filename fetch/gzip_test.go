@@ -190,6 +190,11 @@ func TestForwardHandsOnThePlainAnswer(t *testing.T) {
 // reading the plain page does, not an inflater an answer, as Go's
 // transport would: one inflater's window alone is 32 KB.
 func TestAnInflaterIsReused(t *testing.T) {
+	if raceEnabled {
+		// The race detector's sync.Pool drops a share of what is put in it
+		// on purpose, so reuse is what a build without it shows.
+		t.Skip("a pool under the race detector drops what it is given at random")
+	}
 	fake := fakeyt.New()
 	q := url.Values{"key": {key}, "part": {"snippet,contentDetails,statistics"}, "chart": {"mostPopular"}, "regionCode": {"US"},
 		"maxResults": {"50"}, "fields": {ingest.Fields(ingest.Keeps(ingest.OpVideosList))}}
