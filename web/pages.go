@@ -41,9 +41,9 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 	} else {
 		s.varyCookie(w.Header())
 	}
-	sc := takeScratch()
-	defer sc.giveBack()
-	if err := set.byName[name].Execute(&sc.buf, data); err != nil {
+	sc := transport.TakeScratch()
+	defer sc.GiveBack()
+	if err := set.byName[name].Execute(&sc.Buf, data); err != nil {
 		s.cfg.Logger.Error("web: render", "page", name, ingest.LogErr, err)
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
@@ -51,7 +51,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", cc)
 	w.WriteHeader(status)
-	w.Write(sc.buf.Bytes())
+	w.Write(sc.Buf.Bytes())
 }
 
 // errorView is a page's error, as a person reads it.

@@ -61,10 +61,10 @@ func replyJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Cache-Control", transport.CacheFor(status))
 	w.WriteHeader(status)
-	sc := takeScratch()
-	defer sc.giveBack()
-	if sc.enc.Encode(v) == nil { // the status is sent: a failure here is the client gone
-		w.Write(sc.buf.Bytes())
+	sc := transport.TakeScratch()
+	defer sc.GiveBack()
+	if sc.Enc.Encode(v) == nil { // the status is sent: a failure here is the client gone
+		w.Write(sc.Buf.Bytes())
 	}
 }
 
