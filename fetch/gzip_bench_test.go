@@ -26,8 +26,8 @@ func BenchmarkChartPageGzip(b *testing.B) {
 	fake := fakeyt.New()
 	q := url.Values{"key": {key}, "part": {"snippet,contentDetails,statistics"}, "chart": {"mostPopular"}, "regionCode": {"US"},
 		"maxResults": {"50"}, "alt": {"json"}, "fields": {ingest.Fields(ingest.Keeps(ingest.OpVideosList))}}
-	plain := recordAs(b, fake, "/youtube/v3/videos?"+q.Encode(), "")
-	zipped := recordAs(b, fake, "/youtube/v3/videos?"+q.Encode(), "ingest (gzip)")
+	plain := serve(b, fake, "/youtube/v3/videos?"+q.Encode(), "")
+	zipped := serve(b, fake, "/youtube/v3/videos?"+q.Encode(), "ingest (gzip)")
 	for _, side := range []struct {
 		name string
 		body []byte
@@ -53,20 +53,6 @@ func BenchmarkChartPageGzip(b *testing.B) {
 			b.ReportMetric(float64(len(plain)), "json-bytes/call")
 		})
 	}
-}
-
-// recordAs is the fake's answer to path, to a client whose User-Agent is ua
-// and which allows gzip: gzipped when ua names it.
-func recordAs(b *testing.B, fake *fakeyt.Fake, path, ua string) []byte {
-	r, _ := http.NewRequest(http.MethodGet, path, nil)
-	r.Header.Set("Accept-Encoding", "gzip")
-	r.Header.Set("User-Agent", ua)
-	var rec recorder
-	fake.ServeAnswer(&rec, r)
-	if rec.status != http.StatusOK || (ua != "") != (rec.Header().Get("Content-Encoding") == "gzip") {
-		b.Fatalf("GET %s as %q: %d %q", path, ua, rec.status, rec.Header().Get("Content-Encoding"))
-	}
-	return rec.body.Bytes()
 }
 
 // inflatedAnew answers with zipped decoded by a new gzip.Reader, as Go's

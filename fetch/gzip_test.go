@@ -226,7 +226,7 @@ func TestAnInflaterIsReused(t *testing.T) {
 
 // serve is the fake's answer to path, as sent to a client with ua that
 // allows gzip.
-func serve(t *testing.T, fake *fakeyt.Fake, path, ua string) []byte {
+func serve(t testing.TB, fake *fakeyt.Fake, path, ua string) []byte {
 	t.Helper()
 	r, _ := http.NewRequest(http.MethodGet, path, nil)
 	r.Header.Set("Accept-Encoding", "gzip")
