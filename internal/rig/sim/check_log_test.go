@@ -1,0 +1,91 @@
+package sim
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// logged is checkLog's findings on a good day whose daemon's log is log,
+// with the world's faults set by world.
+func logged(t *testing.T, log string, world func(h *History)) []string {
+	t.Helper()
+	h := history(hourly(24, 1), hourly(24, 60), 1)
+	h.Log = filepath.Join(t.TempDir(), "daemon.log")
+	if err := os.WriteFile(h.Log, []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if world != nil {
+		world(h)
+	}
+	return checkLog(h)
+}
+
+func TestCheckFindsAPanicInTheDaemonsLog(t *testing.T) {
+	const calm = `time=2026-10-25T05:00:00.000Z level=INFO msg=pass region=US status=completed pages=1 videos=50 units=1 duration=0s
+`
+	if f := logged(t, calm, nil); len(f) != 0 {
+		t.Errorf("a pass completed: %q", f)
+	}
+	const recovered = `time=2026-10-25T05:00:00.000Z level=ERROR msg="run panicked" region=US panic="runtime error: invalid memory address or nil pointer dereference" stack="goroutine 1"
+time=2026-10-25T05:00:00.000Z level=ERROR msg=pass region=US status=failed pages=1 videos=50 units=1 duration=0s err="panic: runtime error: invalid memory address or nil pointer dereference"
+`
+	f := logged(t, recovered, func(h *History) {
+		// a full disk at the time explains no panic
+		h.Fulls = []Interval{{t0.Add(4 * time.Hour), t0.Add(6 * time.Hour)}}
+	})
+	if len(f) != 1 || !strings.Contains(f[0], "the daemon's log holds 2 lines of a recovered panic: time=2026-10-25T05:00:00.000Z level=ERROR msg=\"run panicked\"") {
+		t.Errorf("a pass that panicked in a full disk: %q", f)
+	}
+}
+
+func TestCheckFindsAWarningNoFaultExplains(t *testing.T) {
+	at := func(h float64) time.Time { return t0.Add(time.Duration(h * float64(time.Hour))) }
+	const (
+		kept    = `time=2026-10-25T05:00:00.000Z level=WARN msg="keep the upstream's time in the ledger" err="keep the upstream's time: %!w(<nil>)"` + "\n"
+		full    = `time=2026-10-25T05:00:00.000Z level=WARN msg="keep the upstream's time in the ledger" err="keep the upstream's time: ingest.db: the disk is full: SQLite could not write"` + "\n"
+		clock   = `time=2026-10-25T05:00:00.000Z level=ERROR msg=pass region=US status=failed pages=0 err="page 1: fetch US videos.list: limiter: unavailable: the limiter's clock disagrees with the upstream's: this host's clock reads 2026-10-25T05:00:00Z"` + "\n"
+		retried = `time=2026-10-25T05:00:00.000Z level=WARN msg="upstream attempt failed; retrying" op=videos.list attempt=1 err="HTTP 503 backendError: The service is currently unavailable."` + "\n"
+		stopped = `time=2026-10-25T05:00:00.000Z level=WARN msg="pace: the limiter did not answer; keeping the plan" err="state: context canceled"` + "\n"
+		backoff = `time=2026-10-25T05:00:00.000Z level=WARN msg="backing off an upstream that fails every chart, as the database keeps it: no chart runs until then" cause="HTTP 503 backendError"` + "\n"
+	)
+	burst := func(from float64) func(h *History) {
+		return func(h *History) {
+			// the fake's calls in the order it answered them: the chart's
+			// and tracking's of each hour
+			sort.SliceStable(h.Calls, func(i, j int) bool { return h.Calls[i].At.Before(h.Calls[j].At) })
+			h.Faults = []Fault{{At: at(from), Calls: 1}}
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		log   string
+		world func(h *History)
+		want  string
+	}{
+		{"the upstream's time kept, said failed", kept, nil, `1 WARN or ERROR lines of the daemon's log are explained by no fault of the world at their time: time=2026-10-25T05:00:00.000Z level=WARN msg="keep the upstream's time in the ledger"`},
+		{"the upstream's time not kept on a full disk", full, func(h *History) { h.Fulls = []Interval{{at(4.5), at(5.5)}} }, ""},
+		{"the full disk said after its spell", full, func(h *History) { h.Fulls = []Interval{{at(3), at(4)}} }, "1 WARN or ERROR lines"},
+		{"a wrong Date refused the pass", clock, func(h *History) { h.Skews = []Interval{{at(4.8), at(4.8).Add(skewFor)}} }, ""},
+		{"the clock disagreeing with a right Date", clock, func(h *History) { h.Skews = []Interval{{at(3), at(3).Add(skewFor)}} }, "1 WARN or ERROR lines"},
+		{"a 503 retried in a burst", retried, burst(5), ""},
+		{"a 503 retried an hour after the burst", retried, burst(4), "1 WARN or ERROR lines"},
+		{"a restart's plan cut short", stopped, func(h *History) { h.Down = []Interval{{at(5).Add(-time.Second), at(6)}} }, ""},
+		{"a plan cut short with no stop", stopped, nil, "1 WARN or ERROR lines"},
+		{"a backoff read at a start within it", backoff, burst(4), ""},
+		{"a backoff read past the longest backoff", backoff, burst(2), "1 WARN or ERROR lines"},
+		{"charts the pool cannot hold, on a pool that holds them",
+			`time=2026-10-25T00:00:00.000Z level=WARN msg="the schedule (--every 1h0m0s, 1 charts) cannot fit the quota: default: 24 units a day planned, 9500 allowed"` + "\n", nil, "1 WARN or ERROR lines"},
+	} {
+		f := logged(t, c.log, c.world)
+		switch {
+		case c.want == "" && len(f) != 0:
+			t.Errorf("%s: got %q, want nothing", c.name, f)
+		case c.want != "" && (len(f) != 1 || !strings.Contains(f[0], c.want)):
+			t.Errorf("%s: got %q, want %q", c.name, f, c.want)
+		}
+	}
+}
