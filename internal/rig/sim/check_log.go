@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"regexp"
 	"slices"
@@ -39,9 +40,9 @@ var explained = []explanation{
 	// A wrong Date: nothing is decided until a reading asked again, at
 	// most a minute after the Date is right again, agrees (blocks).
 	{regexp.MustCompile(`the limiter's clock disagrees with the upstream's`), (*History).skewed},
-	// A burst of 503s or cut answers: each attempt, the pass that gave
-	// up, and the backoff it starts.
-	{regexp.MustCompile(`HTTP 503 |malformed response from the upstream`), (*History).upstreamFailing},
+	// A 503 or a cut answer, as the fake kept it: each attempt, the pass
+	// that gave up, and the backoff it starts.
+	{regexp.MustCompile(`HTTP 503 |malformed response from the upstream`), (*History).upstreamFailed},
 	// The full disk names itself (docs/operations/faults.md); SQLite's
 	// own words are the backoff's cause.
 	{regexp.MustCompile(`the disk is full|database or disk is full`), (*History).diskFull},
@@ -136,8 +137,30 @@ func (h *History) skewed(t time.Time) bool {
 	return within(spans, t)
 }
 
-// upstreamFailing: t is in a burst of failures, to its last failed call.
-func (h *History) upstreamFailing(t time.Time) bool { return within(h.faultSpans(), t) }
+// retryWait is how long after a failed answer the client says it: a
+// retry is announced once its wait is over (fetch's longest) and the
+// limiter let it through.
+const retryWait = 30*time.Second + lineSlack
+
+// upstreamFailed: the fake answered a call with a 503 or cut it short at
+// most retryWait before t. The fake's own record, not the nemesis's
+// bursts: a burst of cut answers armed while 503s are still due, or
+// while the quota is refused, cuts the 200s that come after them.
+func (h *History) upstreamFailed(t time.Time) bool {
+	return within(h.failedAnswers(retryWait), t)
+}
+
+// failedAnswers are the moments the fake answered a call with a 503 or cut
+// it short, each taken after as a span.
+func (h *History) failedAnswers(after time.Duration) []Interval {
+	var out []Interval
+	for _, c := range h.Calls {
+		if c.Status >= http.StatusInternalServerError || c.Cut {
+			out = append(out, Interval{c.At, c.At.Add(after)})
+		}
+	}
+	return out
+}
 
 // diskFull: t is in a spell of the full disk.
 func (h *History) diskFull(t time.Time) bool { return within(h.Fulls, t) }
@@ -156,7 +179,7 @@ func (h *History) refused(t time.Time) bool {
 // daemon's longest backoff before t.
 func (h *History) backingOff(t time.Time) bool {
 	var spans []Interval
-	for _, f := range append(h.faultSpans(), h.Fulls...) {
+	for _, f := range append(h.failedAnswers(0), h.Fulls...) {
 		spans = append(spans, Interval{f.From, f.To.Add(jobs.MaxBackoff)})
 	}
 	return within(spans, t)

@@ -1,9 +1,9 @@
 package sim
 
 import (
+	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -54,10 +54,8 @@ func TestCheckFindsAWarningNoFaultExplains(t *testing.T) {
 	)
 	burst := func(from float64) func(h *History) {
 		return func(h *History) {
-			// the fake's calls in the order it answered them: the chart's
-			// and tracking's of each hour
-			sort.SliceStable(h.Calls, func(i, j int) bool { return h.Calls[i].At.Before(h.Calls[j].At) })
 			h.Faults = []Fault{{At: at(from), Calls: 1}}
+			h.Calls[int(from)].Status = http.StatusServiceUnavailable // the chart's call of that hour
 		}
 	}
 	for _, c := range []struct {
@@ -73,6 +71,10 @@ func TestCheckFindsAWarningNoFaultExplains(t *testing.T) {
 		{"the clock disagreeing with a right Date", clock, func(h *History) { h.Skews = []Interval{{at(3), at(3).Add(skewFor)}} }, "1 WARN or ERROR lines"},
 		{"a 503 retried in a burst", retried, burst(5), ""},
 		{"a 503 retried an hour after the burst", retried, burst(4), "1 WARN or ERROR lines"},
+		{"a cut answer retried", strings.ReplaceAll(retried, `HTTP 503 backendError: The service is currently unavailable.`, `malformed response from the upstream: unexpected end of JSON input`),
+			func(h *History) { h.Calls[5].Cut = true }, ""},
+		{"a cut answer said of a 200 whole", strings.ReplaceAll(retried, `HTTP 503 backendError: The service is currently unavailable.`, `malformed response from the upstream: unexpected end of JSON input`),
+			nil, "1 WARN or ERROR lines"},
 		{"a restart's plan cut short", stopped, func(h *History) { h.Down = []Interval{{at(5).Add(-time.Second), at(6)}} }, ""},
 		{"a plan cut short with no stop", stopped, nil, "1 WARN or ERROR lines"},
 		{"a backoff read at a start within it", backoff, burst(4), ""},
