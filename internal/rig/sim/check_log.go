@@ -58,6 +58,8 @@ var explained = []explanation{
 	// The simulation's Redis keeps nothing on disk: its loss is the
 	// world's (RedisLoss), and the daemon warns of it at start.
 	{regexp.MustCompile(`keeps no data across a restart`), (*History).onRedis},
+	// The loss itself, found by the limiter's next beat or decision.
+	{regexp.MustCompile(`the limiter lost data`), (*History).lost},
 }
 
 // checkLog: the daemon's log holds no recovered panic, which is a bug
@@ -191,3 +193,16 @@ func (h *History) short(time.Time) bool { return h.scarce() }
 
 // onRedis: the daemon's limiter is the simulation's Redis.
 func (h *History) onRedis(time.Time) bool { return h.Redis != "" }
+
+// lossFound is how long after the Redis lost its data the daemon may say
+// so: the limiter's beat, a few seconds, or its next decision finds it.
+const lossFound = time.Minute
+
+// lost: the Redis lost its data at most lossFound before t.
+func (h *History) lost(t time.Time) bool {
+	var spans []Interval
+	for _, l := range h.Losses {
+		spans = append(spans, Interval{l, l.Add(lossFound)})
+	}
+	return within(spans, t)
+}

@@ -45,12 +45,13 @@ time=2026-10-25T05:00:00.000Z level=ERROR msg=pass region=US status=failed pages
 func TestCheckFindsAWarningNoFaultExplains(t *testing.T) {
 	at := func(h float64) time.Time { return t0.Add(time.Duration(h * float64(time.Hour))) }
 	const (
-		kept    = `time=2026-10-25T05:00:00.000Z level=WARN msg="keep the upstream's time in the ledger" err="keep the upstream's time: %!w(<nil>)"` + "\n"
-		full    = `time=2026-10-25T05:00:00.000Z level=WARN msg="keep the upstream's time in the ledger" err="keep the upstream's time: ingest.db: the disk is full: SQLite could not write"` + "\n"
-		clock   = `time=2026-10-25T05:00:00.000Z level=ERROR msg=pass region=US status=failed pages=0 err="page 1: fetch US videos.list: limiter: unavailable: the limiter's clock disagrees with the upstream's: this host's clock reads 2026-10-25T05:00:00Z"` + "\n"
-		retried = `time=2026-10-25T05:00:00.000Z level=WARN msg="upstream attempt failed; retrying" op=videos.list attempt=1 err="HTTP 503 backendError: The service is currently unavailable."` + "\n"
-		stopped = `time=2026-10-25T05:00:00.000Z level=WARN msg="pace: the limiter did not answer; keeping the plan" err="state: context canceled"` + "\n"
-		backoff = `time=2026-10-25T05:00:00.000Z level=WARN msg="backing off an upstream that fails every chart, as the database keeps it: no chart runs until then" cause="HTTP 503 backendError"` + "\n"
+		kept     = `time=2026-10-25T05:00:00.000Z level=WARN msg="keep the upstream's time in the ledger" err="keep the upstream's time: %!w(<nil>)"` + "\n"
+		full     = `time=2026-10-25T05:00:00.000Z level=WARN msg="keep the upstream's time in the ledger" err="keep the upstream's time: ingest.db: the disk is full: SQLite could not write"` + "\n"
+		clock    = `time=2026-10-25T05:00:00.000Z level=ERROR msg=pass region=US status=failed pages=0 err="page 1: fetch US videos.list: limiter: unavailable: the limiter's clock disagrees with the upstream's: this host's clock reads 2026-10-25T05:00:00Z"` + "\n"
+		retried  = `time=2026-10-25T05:00:00.000Z level=WARN msg="upstream attempt failed; retrying" op=videos.list attempt=1 err="HTTP 503 backendError: The service is currently unavailable."` + "\n"
+		stopped  = `time=2026-10-25T05:00:00.000Z level=WARN msg="pace: the limiter did not answer; keeping the plan" err="state: context canceled"` + "\n"
+		lostData = `time=2026-10-25T05:00:00.000Z level=WARN msg="the limiter lost data: metered calls wait until every ledger that spent in the window has put its calls back" quota_key=k` + "\n"
+		backoff  = `time=2026-10-25T05:00:00.000Z level=WARN msg="backing off an upstream that fails every chart, as the database keeps it: no chart runs until then" cause="HTTP 503 backendError"` + "\n"
 	)
 	burst := func(from float64) func(h *History) {
 		return func(h *History) {
@@ -79,6 +80,8 @@ func TestCheckFindsAWarningNoFaultExplains(t *testing.T) {
 		{"a plan cut short with no stop", stopped, nil, "1 WARN or ERROR lines"},
 		{"a backoff read at a start within it", backoff, burst(4), ""},
 		{"a backoff read past the longest backoff", backoff, burst(2), "1 WARN or ERROR lines"},
+		{"the Redis's loss found", lostData, func(h *History) { h.Losses = []time.Time{at(5).Add(-2 * time.Second)} }, ""},
+		{"a loss the Redis never had", lostData, func(h *History) { h.Losses = []time.Time{at(3)} }, "1 WARN or ERROR lines"},
 		{"charts the pool cannot hold, on a pool that holds them",
 			`time=2026-10-25T00:00:00.000Z level=WARN msg="the schedule (--every 1h0m0s, 1 charts) cannot fit the quota: default: 24 units a day planned, 9500 allowed"` + "\n", nil, "1 WARN or ERROR lines"},
 	} {
