@@ -35,8 +35,9 @@ type explanation struct {
 // wrong is held to the world's.
 var explained = []explanation{
 	// A stop cancels what runs: a wait, a write or a lock in flight ends
-	// with the context, and says so, until the process has stopped.
-	{regexp.MustCompile(`context canceled`), (*History).stopping},
+	// with the context, and says so, until the process has stopped; a
+	// page or a run that outlives the stop's bound is left, said so.
+	{regexp.MustCompile(`context canceled|stopping now|stopping without them`), (*History).stopping},
 	// A wrong Date: nothing is decided until a reading asked again, at
 	// most a minute after the Date is right again, agrees (blocks).
 	{regexp.MustCompile(`the limiter's clock disagrees with the upstream's`), (*History).skewed},
@@ -49,6 +50,9 @@ var explained = []explanation{
 	// The upstream's refusal of its daily quota, and the limiter's block
 	// of the pools until their reset, which the day's catalogue meets.
 	{regexp.MustCompile(`upstream quota exhausted|refused until`), (*History).refused},
+	// A start that meets the upstream failing, refusing or sending a
+	// wrong Date plans on the stored catalogue after --start-timeout.
+	{regexp.MustCompile(`not read from the upstream within --start-timeout`), (*History).upstreamTrouble},
 	// A start within a backoff reads it from the database and says it
 	// again: up to the longest backoff after the failure it began at.
 	{regexp.MustCompile(`backing off .*, as the database keeps it`), (*History).backingOff},
@@ -162,6 +166,12 @@ func (h *History) failedAnswers(after time.Duration) []Interval {
 		}
 	}
 	return out
+}
+
+// upstreamTrouble: the upstream failed an answer at most retryWait
+// before t, refused its quota or sent a wrong Date at t.
+func (h *History) upstreamTrouble(t time.Time) bool {
+	return h.upstreamFailed(t) || h.refused(t) || h.skewed(t)
 }
 
 // diskFull: t is in a spell of the full disk.

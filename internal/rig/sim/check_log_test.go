@@ -51,6 +51,8 @@ func TestCheckFindsAWarningNoFaultExplains(t *testing.T) {
 		retried  = `time=2026-10-25T05:00:00.000Z level=WARN msg="upstream attempt failed; retrying" op=videos.list attempt=1 err="HTTP 503 backendError: The service is currently unavailable."` + "\n"
 		stopped  = `time=2026-10-25T05:00:00.000Z level=WARN msg="pace: the limiter did not answer; keeping the plan" err="state: context canceled"` + "\n"
 		lostData = `time=2026-10-25T05:00:00.000Z level=WARN msg="the limiter lost data: metered calls wait until every ledger that spent in the window has put its calls back" quota_key=k` + "\n"
+		outlived = `time=2026-10-25T05:00:00.000Z level=WARN msg="the page in flight outlived the stop's bound: stopping now" bound=30s` + "\n"
+		late     = `time=2026-10-25T05:00:00.000Z level=WARN msg="the region catalogue was not read from the upstream within --start-timeout: the daemon plans on the one stored, and goes on reading it behind" catalogue=stored` + "\n"
 		backoff  = `time=2026-10-25T05:00:00.000Z level=WARN msg="backing off an upstream that fails every chart, as the database keeps it: no chart runs until then" cause="HTTP 503 backendError"` + "\n"
 	)
 	burst := func(from float64) func(h *History) {
@@ -82,6 +84,12 @@ func TestCheckFindsAWarningNoFaultExplains(t *testing.T) {
 		{"a backoff read past the longest backoff", backoff, burst(2), "1 WARN or ERROR lines"},
 		{"the Redis's loss found", lostData, func(h *History) { h.Losses = []time.Time{at(5).Add(-2 * time.Second)} }, ""},
 		{"a loss the Redis never had", lostData, func(h *History) { h.Losses = []time.Time{at(3)} }, "1 WARN or ERROR lines"},
+		{"the page in flight left at the stop's bound", outlived, func(h *History) {
+			h.Terms = []Term{{At: at(5).Add(-30 * time.Second), Stopped: at(5).Add(time.Second)}}
+		}, ""},
+		{"the page in flight said left with no stop", outlived, nil, "1 WARN or ERROR lines"},
+		{"a start in a wrong Date plans on the stored catalogue", late, func(h *History) { h.Skews = []Interval{{at(4.9), at(4.9).Add(skewFor)}} }, ""},
+		{"a start plans on the stored catalogue, the upstream answering", late, nil, "1 WARN or ERROR lines"},
 		{"charts the pool cannot hold, on a pool that holds them",
 			`time=2026-10-25T00:00:00.000Z level=WARN msg="the schedule (--every 1h0m0s, 1 charts) cannot fit the quota: default: 24 units a day planned, 9500 allowed"` + "\n", nil, "1 WARN or ERROR lines"},
 	} {
