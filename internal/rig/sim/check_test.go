@@ -394,6 +394,16 @@ func TestCheckFindsAChargedCallNotInTheLedger(t *testing.T) {
 	if f := Check(h); len(f) != 0 {
 		t.Errorf("a call admitted 10 s before the upstream charged it: %q", f)
 	}
+	h = history(hourly(24, 1), hourly(24, 60), 1)
+	h.Ledger[7].At = h.Ledger[7].At.Add(time.Millisecond)
+	if f := Check(h); len(f) != 0 {
+		t.Errorf("a call stamped in the millisecond after an unmetered one, as Redis stamps it: %q", f)
+	}
+	h = history(hourly(24, 1), hourly(24, 60), 1)
+	h.Ledger[7].At = h.Ledger[7].At.Add(2 * time.Millisecond)
+	if f := Check(h); len(f) != 1 || !strings.Contains(f[0], "default videos at 2026-10-25T07:00:00Z") {
+		t.Errorf("a call stamped two milliseconds after the upstream charged it: %q", f)
+	}
 }
 
 func TestCheckFindsThePageInFlightLostAtSIGTERM(t *testing.T) {
