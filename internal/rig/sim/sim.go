@@ -74,6 +74,8 @@ type Config struct {
 	// peerFor: `run --once` of a chart the daemon does not run, on its own
 	// SQLite file (redis.go).
 	PeerAt time.Duration
+	// Backfills run `ingest backfill` beside the daemon (backfill.go).
+	Backfills []Backfill
 }
 
 // Interval is a span of the virtual calendar.
@@ -114,6 +116,10 @@ type History struct {
 	Losses []time.Time // the Redis lost its data (RedisLoss)
 	Looks  []Look      // the limiter's counts, lossLook after each loss
 	Peers  []Join      // the joins of a worker of another database, in Joins too
+	// Backfilled are the Backfills as they ran; SearchResults, when each
+	// search result the database holds at the end was fetched.
+	Backfilled    []Backfilled
+	SearchResults []time.Time
 
 	spans  []Interval         // the faults' spans, once read
 	counts map[string][]int64 // each pool's window at each call, once read
@@ -233,6 +239,16 @@ func Simulate(c Config) (*History, error) {
 	h.Starts = append(h.Starts, time.Now())
 	var cp copies
 	cp.beside(dsn, p.Load(), h.End)
+	backfilled := func() []Backfilled { return nil }
+	if len(c.Backfills) > 0 {
+		bl, err := os.Create(backfillLog(c.Dir))
+		if err != nil {
+			stopReading()
+			return nil, err
+		}
+		defer bl.Close()
+		backfilled = backfills(dsn, c.Shape, up, boot, bl, c.Start, c.Backfills)
+	}
 	for _, ev := range c.nemesis(h.End) {
 		time.Sleep(time.Until(ev.at))
 		if err := ev.apply(h, p.Load(), up, second); err != nil {
@@ -266,7 +282,7 @@ func Simulate(c Config) (*History, error) {
 		h.Joins, h.Peers = append(h.Joins, j), append(h.Peers, j)
 	}
 	time.Sleep(time.Until(h.End))
-	h.Copies = cp.looks()
+	h.Copies, h.Backfilled = cp.looks(), backfilled()
 	stopReading()
 	if c.Readers {
 		r := <-served
@@ -306,6 +322,9 @@ func (h *History) read(dsn string) error {
 		return err
 	}
 	if h.Tombstones, err = readTombstones(ctx, db.DB); err != nil {
+		return err
+	}
+	if h.SearchResults, err = readSearchResults(ctx, db.DB); err != nil {
 		return err
 	}
 	for i := range h.Terms {
