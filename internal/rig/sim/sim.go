@@ -76,6 +76,10 @@ type Config struct {
 	PeerAt time.Duration
 	// Backfills run `ingest backfill` beside the daemon (backfill.go).
 	Backfills []Backfill
+	// CopyAt, when set, is how long after Start (and the nemesis's moves)
+	// the daemon moves to a `db copy` of its database, for CopyFor, and
+	// comes back (moved.go).
+	CopyAt, CopyFor time.Duration
 }
 
 // Interval is a span of the virtual calendar.
@@ -120,6 +124,7 @@ type History struct {
 	// search result the database holds at the end was fetched.
 	Backfilled    []Backfilled
 	SearchResults []time.Time
+	Moved         []Interval // the daemon ran on a copy of its database (CopyAt)
 
 	spans  []Interval         // the faults' spans, once read
 	counts map[string][]int64 // each pool's window at each call, once read
@@ -261,6 +266,17 @@ func Simulate(c Config) (*History, error) {
 			cp.beside(dsn, p.Load(), h.End)
 		}
 	}
+	if c.CopyAt > 0 {
+		err := h.move(&p, dsn, func(at string) {
+			p.Store(start(at, c.Shape, up, boot, log, listen))
+			h.Starts = append(h.Starts, time.Now())
+			cp.beside(at, p.Load(), h.End)
+		})
+		if err != nil {
+			stopReading()
+			return h, err
+		}
+	}
 	if c.RedisLoss > 0 {
 		time.Sleep(time.Until(c.Start.Add(c.RedisLoss)))
 		if err := flushRedis(c.Redis); err != nil {
@@ -332,7 +348,7 @@ func (h *History) read(dsn string) error {
 			return err
 		}
 	}
-	return nil
+	return h.readMoved()
 }
 
 // moves says the charts move in c: a history that reaches the refresh's

@@ -277,11 +277,14 @@ func TestSimScarceUnpaced(t *testing.T) {
 // midnight into the day of 25 hours: the limiter alone holds the pool to
 // the upstream's own day, which the upstream refuses past its limit
 // until its midnight. A limiter that reads the day in another zone spends
-// the pool again at that zone's midnight, on the upstream's same day.
+// the pool again at that zone's midnight, on the upstream's same day. Two
+// hours in, the daemon moves to a `db copy` of its database for three
+// hours and comes back, where the pool's day is spent by what it spent on
+// the copy too.
 func TestSimPoolDay(t *testing.T) {
 	s := scarceOver(t, 300, 50, 6*time.Hour)
 	s.NoPace = true
-	simulate(t, Config{Shape: s, Days: days(t, 1), Exhaust: true,
+	simulate(t, Config{Shape: s, Days: days(t, 1), Exhaust: true, CopyAt: 2 * time.Hour, CopyFor: 3 * time.Hour,
 		Start: time.Date(2026, 10, 31, 8, 0, 0, 0, time.UTC)})
 }
 
