@@ -44,21 +44,28 @@ type Backfilled struct {
 // refresh's, which asks the same.
 type backfilling struct{}
 
-// backfills runs each of bs at its time after start, one after the
-// other, on a goroutine of its own so that the nemesis keeps its times;
-// wait returns them once each has ended.
-func backfills(dsn string, s Shape, up *Upstream, boot func() (string, time.Duration, bool), logw io.Writer, start time.Time,
-	bs []Backfill) (wait func() []Backfilled) {
+// backfills runs each of c's Backfills at its time after c.Start, one
+// after the other, on a goroutine of its own so that the nemesis keeps its
+// times, logging beside the daemon's log (their passes are not the
+// daemon's); wait returns them once each has ended.
+func backfills(c Config, dsn string, up *Upstream, boot func() (string, time.Duration, bool)) (wait func() []Backfilled, err error) {
+	if len(c.Backfills) == 0 {
+		return func() []Backfilled { return nil }, nil
+	}
+	logf, err := os.Create(filepath.Join(c.Dir, "backfill.log"))
+	if err != nil {
+		return nil, err
+	}
 	var wg sync.WaitGroup
 	var out []Backfilled
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		log := slog.New(slog.NewTextHandler(logw, nil))
-		for _, b := range bs {
-			time.Sleep(time.Until(start.Add(b.At)))
+		log := slog.New(slog.NewTextHandler(logf, nil))
+		for _, b := range c.Backfills {
+			time.Sleep(time.Until(c.Start.Add(b.At)))
 			from := time.Now()
-			err := backfill(dsn, s, up, boot, log, b)
+			err := backfill(dsn, c.Shape, up, boot, log, b)
 			ran := Backfilled{Backfill: b, Interval: Interval{from, time.Now()}, Err: err}
 			if rerr := ran.read(dsn); ran.Err == nil {
 				ran.Err = rerr
@@ -68,8 +75,9 @@ func backfills(dsn string, s Shape, up *Upstream, boot func() (string, time.Dura
 	}()
 	return func() []Backfilled {
 		wg.Wait()
+		logf.Close()
 		return out
-	}
+	}, nil
 }
 
 // backfill runs b as `ingest backfill` runs it (wiring.Host.Backfill),
@@ -132,7 +140,3 @@ func readSearchResults(ctx context.Context, db *store.DB) ([]time.Time, error) {
 	}
 	return out, rows.Err()
 }
-
-// backfillLog is where the backfills log, beside the daemon's log: their
-// passes are not the daemon's.
-func backfillLog(dir string) string { return filepath.Join(dir, "backfill.log") }

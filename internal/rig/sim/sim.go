@@ -244,15 +244,10 @@ func Simulate(c Config) (*History, error) {
 	h.Starts = append(h.Starts, time.Now())
 	var cp copies
 	cp.beside(dsn, p.Load(), h.End)
-	backfilled := func() []Backfilled { return nil }
-	if len(c.Backfills) > 0 {
-		bl, err := os.Create(backfillLog(c.Dir))
-		if err != nil {
-			stopReading()
-			return nil, err
-		}
-		defer bl.Close()
-		backfilled = backfills(dsn, c.Shape, up, boot, bl, c.Start, c.Backfills)
+	backfilled, err := backfills(c, dsn, up, boot)
+	if err != nil {
+		stopReading()
+		return nil, err
 	}
 	for _, ev := range c.nemesis(h.End) {
 		time.Sleep(time.Until(ev.at))
