@@ -54,6 +54,9 @@ func Check(h *History) []string {
 	out = append(out, checkClockAsked(h)...)
 	out = append(out, checkCopiesRefused(h)...)
 	out = append(out, checkRefilled(h)...)
+	out = append(out, checkAfterCharts(h)...)
+	out = append(out, checkBackfills(h)...)
+	out = append(out, checkSearchPruned(h)...)
 	return out
 }
 

@@ -77,6 +77,12 @@ type Config struct {
 	// RedisStalls, on Redis, is how many times its server stops for longer
 	// than the limiter's timeout, at moments drawn from Seed (redis.go).
 	RedisStalls int
+	// Backfills run `ingest backfill` beside the daemon (backfill.go).
+	Backfills []Backfill
+	// CopyAt, when set, is how long after Start (and the nemesis's moves)
+	// the daemon moves to a `db copy` of its database, for CopyFor, and
+	// comes back (moved.go).
+	CopyAt, CopyFor time.Duration
 }
 
 // Interval is a span of the virtual calendar.
@@ -118,6 +124,11 @@ type History struct {
 	Looks  []Look      // the limiter's counts, lossLook after each loss
 	Peers  []Join      // the joins of a worker of another database, in Joins too
 	Stalls []time.Time // the Redis stopped for stallFor (RedisStalls)
+	// Backfilled are the Backfills as they ran; SearchResults, when each
+	// search result the database holds at the end was fetched.
+	Backfilled    []Backfilled
+	SearchResults []time.Time
+	Moved         []Interval // the daemon ran on a copy of its database (CopyAt)
 
 	spans  []Interval         // the faults' spans, once read
 	counts map[string][]int64 // each pool's window at each call, once read
@@ -241,6 +252,11 @@ func Simulate(c Config) (*History, error) {
 	h.Starts = append(h.Starts, time.Now())
 	var cp copies
 	cp.beside(dsn, p.Load(), h.End)
+	backfilled, err := backfills(c, dsn, up, boot)
+	if err != nil {
+		stopReading()
+		return nil, err
+	}
 	for _, ev := range c.nemesis(h.End) {
 		time.Sleep(time.Until(ev.at))
 		if err := ev.apply(h, p.Load(), up, second); err != nil {
@@ -251,6 +267,17 @@ func Simulate(c Config) (*History, error) {
 			p.Store(start(dsn, c.Shape, up, boot, log, listen))
 			h.Starts = append(h.Starts, time.Now())
 			cp.beside(dsn, p.Load(), h.End)
+		}
+	}
+	if c.CopyAt > 0 {
+		err := h.move(&p, dsn, func(at string) {
+			p.Store(start(at, c.Shape, up, boot, log, listen))
+			h.Starts = append(h.Starts, time.Now())
+			cp.beside(at, p.Load(), h.End)
+		})
+		if err != nil {
+			stopReading()
+			return h, err
 		}
 	}
 	if c.RedisLoss > 0 {
@@ -274,7 +301,7 @@ func Simulate(c Config) (*History, error) {
 		h.Joins, h.Peers = append(h.Joins, j), append(h.Peers, j)
 	}
 	time.Sleep(time.Until(h.End))
-	h.Copies = cp.looks()
+	h.Copies, h.Backfilled = cp.looks(), backfilled()
 	stopReading()
 	if c.Readers {
 		r := <-served
@@ -319,12 +346,15 @@ func (h *History) read(dsn string) error {
 	if h.Tombstones, err = readTombstones(ctx, db.DB); err != nil {
 		return err
 	}
+	if h.SearchResults, err = readSearchResults(ctx, db.DB); err != nil {
+		return err
+	}
 	for i := range h.Terms {
 		if h.Terms[i].Stored, err = stored(ctx, db.DB, h.Terms[i].Held); err != nil {
 			return err
 		}
 	}
-	return nil
+	return h.readMoved()
 }
 
 // moves says the charts move in c: a history that reaches the refresh's
