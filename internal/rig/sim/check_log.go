@@ -64,6 +64,13 @@ var explained = []explanation{
 	{regexp.MustCompile(`keeps no data across a restart`), (*History).onRedis},
 	// The loss itself, found by the limiter's next beat or decision.
 	{regexp.MustCompile(`the limiter lost data`), (*History).lost},
+	// A stall of the Redis past the limiter's timeout: the decisions it
+	// gave up on go ahead unmetered, said at the stall's moment
+	// (stallAnswer, as virtual time stands still while it lasts).
+	{regexp.MustCompile(`quota limiter (still )?unreachable`), (*History).stalled},
+	// A worker back from a copy of its database counts the calls it made
+	// there, which its limiter's log lacks (docs/operations/growing.md).
+	{regexp.MustCompile(`a worker ran on a copy of this database|the calls of its own ledger that its log lacked`), (*History).cameBack},
 }
 
 // checkLog: the daemon's log holds no recovered panic, which is a bug
@@ -213,6 +220,25 @@ func (h *History) lost(t time.Time) bool {
 	var spans []Interval
 	for _, l := range h.Losses {
 		spans = append(spans, Interval{l, l.Add(lossFound)})
+	}
+	return within(spans, t)
+}
+
+// cameBack: the daemon started again on its database, back from a copy
+// (CopyAt), at most a minute before t: its start reads the copy's ledger.
+func (h *History) cameBack(t time.Time) bool {
+	var spans []Interval
+	for _, m := range h.Moved {
+		spans = append(spans, Interval{m.To, m.To.Add(moveDown + time.Minute)})
+	}
+	return within(spans, t)
+}
+
+// stalled: the Redis stalled at most stallAnswer before t.
+func (h *History) stalled(t time.Time) bool {
+	var spans []Interval
+	for _, s := range h.Stalls {
+		spans = append(spans, Interval{s, s.Add(stallAnswer)})
 	}
 	return within(spans, t)
 }

@@ -53,6 +53,8 @@ func TestCheckFindsAWarningNoFaultExplains(t *testing.T) {
 		lostData = `time=2026-10-25T05:00:00.000Z level=WARN msg="the limiter lost data: metered calls wait until every ledger that spent in the window has put its calls back" quota_key=k` + "\n"
 		outlived = `time=2026-10-25T05:00:00.000Z level=WARN msg="the page in flight outlived the stop's bound: stopping now" bound=30s` + "\n"
 		late     = `time=2026-10-25T05:00:00.000Z level=WARN msg="the region catalogue was not read from the upstream within --start-timeout: the daemon plans on the one stored, and goes on reading it behind" catalogue=stored` + "\n"
+		copied   = `time=2026-10-25T05:00:00.000Z level=WARN msg="a worker ran on a copy of this database, and the copy's ledger holds calls this one lacks: counted in this worker's window" copy=copy.db calls=3` + "\n"
+		stall    = `time=2026-10-25T05:00:00.000Z level=WARN msg="quota limiter unreachable: cheap calls go ahead unmetered within each pool's fail_open budget" quota_key=k err="read tcp: i/o timeout"` + "\n"
 		backoff  = `time=2026-10-25T05:00:00.000Z level=WARN msg="backing off an upstream that fails every chart, as the database keeps it: no chart runs until then" cause="HTTP 503 backendError"` + "\n"
 	)
 	burst := func(from float64) func(h *History) {
@@ -90,6 +92,10 @@ func TestCheckFindsAWarningNoFaultExplains(t *testing.T) {
 		{"the page in flight said left with no stop", outlived, nil, "1 WARN or ERROR lines"},
 		{"a start in a wrong Date plans on the stored catalogue", late, func(h *History) { h.Skews = []Interval{{at(4.9), at(4.9).Add(skewFor)}} }, ""},
 		{"a start plans on the stored catalogue, the upstream answering", late, nil, "1 WARN or ERROR lines"},
+		{"a worker back from a copy", copied, func(h *History) { h.Moved = []Interval{{at(2), at(5).Add(-moveDown)}} }, ""},
+		{"a copy's calls counted with no copy", copied, nil, "1 WARN or ERROR lines"},
+		{"the Redis stalled", stall, func(h *History) { h.Stalls = []time.Time{at(5)} }, ""},
+		{"the Redis said unreachable with no stall", stall, func(h *History) { h.Stalls = []time.Time{at(4)} }, "1 WARN or ERROR lines"},
 		{"charts the pool cannot hold, on a pool that holds them",
 			`time=2026-10-25T00:00:00.000Z level=WARN msg="the schedule (--every 1h0m0s, 1 charts) cannot fit the quota: default: 24 units a day planned, 9500 allowed"` + "\n", nil, "1 WARN or ERROR lines"},
 	} {
