@@ -53,6 +53,7 @@ func Check(h *History) []string {
 	out = append(out, checkClockAsked(h)...)
 	out = append(out, checkCopiesRefused(h)...)
 	out = append(out, checkRefilled(h)...)
+	out = append(out, checkOperator(h)...)
 	return out
 }
 

@@ -114,6 +114,10 @@ type History struct {
 	Losses []time.Time // the Redis lost its data (RedisLoss)
 	Looks  []Look      // the limiter's counts, lossLook after each loss
 	Peers  []Join      // the joins of a worker of another database, in Joins too
+	// Operator is what the operator read on /api/v1/quota (operator.go);
+	// Before, `ingest report` on the host before the first start.
+	Operator []OperatorRead
+	Before   Before
 
 	spans  []Interval         // the faults' spans, once read
 	counts map[string][]int64 // each pool's window at each call, once read
@@ -211,18 +215,23 @@ func Simulate(c Config) (*History, error) {
 	type reads struct {
 		served []Served
 		plans  []PlanRead
+		looks  []OperatorRead
 	}
 	served := make(chan reads, 1)
 	stopReading := func() {}
 	if c.Readers {
-		listen = &pipes{}
+		listen = &pipes{started: make(chan struct{}, 1)}
 		ctx, cancel := context.WithCancel(context.Background())
 		stopReading = cancel
+		running := func() bool { return p.Load().running.Load() }
+		looked := make(chan []OperatorRead, 1)
+		go func() { looked <- operator(ctx, c.Seed, listen, running) }()
 		go func() {
-			s, plans := readers(ctx, c.Seed, h.Charts, listen, func() bool { return p.Load().running.Load() })
-			served <- reads{s, plans}
+			s, plans := readers(ctx, c.Seed, h.Charts, listen, running)
+			served <- reads{s, plans, <-looked}
 		}()
 	}
+	h.Before = reportBefore(dsn, c.Shape)
 	if c.Redis != "" {
 		if err := applyNew(dsn, c.Shape, log); err != nil {
 			stopReading()
@@ -270,7 +279,7 @@ func Simulate(c Config) (*History, error) {
 	stopReading()
 	if c.Readers {
 		r := <-served
-		h.Served, h.Plans = r.served, r.plans
+		h.Served, h.Plans, h.Operator = r.served, r.plans, r.looks
 	}
 	if err := p.Load().stop(); err != nil {
 		return h, fmt.Errorf("the daemon at %s: %w", time.Now().UTC().Format(time.RFC3339), err)
