@@ -149,11 +149,13 @@ func checkDaily(h *History) []string {
 	return []string{fmt.Sprintf("operator: %d of %d days' units on /api/v1/quota's daily were not the upstream's charge: %s", len(wrong), checked, firstFew(wrong))}
 }
 
-// checkUsed: each pool's used units on /api/v1/quota are what the
-// upstream charged in the window that ended at the read, but for the
-// calls admitted within the delivery bound before either end of it and
-// charged after. A limiter that did not answer, or that waits after a
-// data loss, is not read.
+// checkUsed: each pool's used units on /api/v1/quota count every unit
+// the upstream charged for the calls admitted in the span the limiter
+// holds a call for: its window and the delivery bound (docs/explanation/quota.md).
+// A bound below alone: a call the limiter admitted and the upstream never
+// charged (given up at a stop, or not kept by a full disk) stays spent. A
+// limiter that did not answer, or that waits after a data loss, is not
+// read.
 func checkUsed(h *History) []string {
 	var wrong []string
 	checked := 0
@@ -166,19 +168,19 @@ func checkUsed(h *History) []string {
 			if !ok {
 				continue
 			}
-			lo := chargedIn(h.Calls, p.Name, rd.At.Add(-p.Window).Add(reached), rd.At, nil)
-			hi := chargedIn(h.Calls, p.Name, rd.At.Add(-p.Window), rd.Answered.Add(reached), nil)
+			from := rd.At.Add(-p.Window - ingest.Delivery)
+			least := chargedIn(h.Calls, p.Name, from.Add(reached), rd.At, nil)
 			checked++
-			if used < lo || used > hi {
-				wrong = append(wrong, fmt.Sprintf("at %s pool %s: %d units used, the upstream charged %d to %d in its %s",
-					stamp(rd.At), p.Name, used, lo, hi, p.Window))
+			if used < least {
+				wrong = append(wrong, fmt.Sprintf("at %s pool %s: %d units used, under the %d the upstream charged for the calls admitted in its %s and the delivery bound",
+					stamp(rd.At), p.Name, used, least, p.Window))
 			}
 		}
 	}
 	if len(wrong) == 0 {
 		return nil
 	}
-	return []string{fmt.Sprintf("operator: %d of %d pools' used units on /api/v1/quota were not the upstream's window: %s", len(wrong), checked, firstFew(wrong))}
+	return []string{fmt.Sprintf("operator: %d of %d pools' used units on /api/v1/quota counted less than the upstream charged: %s", len(wrong), checked, firstFew(wrong))}
 }
 
 // peerIn: a worker of another database spent on the key between from and
