@@ -11,12 +11,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"os"
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/jobs"
 	"github.com/ingestworks/ingest/report"
 	"github.com/ingestworks/ingest/wiring"
@@ -162,8 +164,8 @@ type Before struct {
 // reportBefore reads the quota as `ingest report --json` does, through
 // wiring, on the host where the daemon is about to make its database:
 // read-only, it goes on without one (docs/contract.md).
-func reportBefore(dsn string, s Shape) Before {
-	rep, err := readReport(context.Background(), dsn, s)
+func reportBefore(dsn string, s Shape, log *slog.Logger) Before {
+	rep, err := readReport(context.Background(), dsn, s, log)
 	b := Before{Asked: true, Statuses: map[string]ingest.RunStatus{}}
 	if err != nil {
 		b.Err = err.Error()
@@ -183,8 +185,8 @@ func reportBefore(dsn string, s Shape) Before {
 // readReport is cmd/ingest's report: the database if any, the schedule it
 // recorded else the flags' (none given), the quota key of the API key,
 // the limiter read-only.
-func readReport(ctx context.Context, dsn string, s Shape) (*report.Report, error) {
-	h := &wiring.Host{DSN: dsn, RedisURL: s.Redis, RedisHook: s.RedisHook, Costs: s.Costs}
+func readReport(ctx context.Context, dsn string, s Shape, log *slog.Logger) (*report.Report, error) {
+	h := &wiring.Host{DSN: dsn, RedisURL: s.Redis, RedisHook: s.RedisHook, Costs: s.Costs, Logger: log, Clock: clock.System}
 	sch := wiring.Schedule{Timetable: jobs.Timetable{Every: time.Hour}}
 	src := report.Sources{DB: report.NoDB{}, Costs: s.Costs, Timetable: sch.Timetable, ScheduleFrom: "default",
 		Standing: ingest.StandardStanding()}

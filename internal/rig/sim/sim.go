@@ -231,7 +231,7 @@ func Simulate(c Config) (*History, error) {
 			served <- reads{s, plans, <-looked}
 		}()
 	}
-	h.Before = reportBefore(dsn, c.Shape)
+	h.Before = reportBefore(dsn, c.Shape, log)
 	if c.Redis != "" {
 		if err := applyNew(dsn, c.Shape, log); err != nil {
 			stopReading()
