@@ -19,7 +19,8 @@ func checkOperator(h *History) []string {
 	}
 	out = append(out, checkRunUnits(h)...)
 	out = append(out, checkDaily(h)...)
-	return append(out, checkUsed(h)...)
+	out = append(out, checkUsed(h)...)
+	return append(out, checkRunsListed(h)...)
 }
 
 // reached is how long after the limiter admits a call the upstream may
@@ -181,6 +182,44 @@ func checkUsed(h *History) []string {
 		return nil
 	}
 	return []string{fmt.Sprintf("operator: %d of %d pools' used units on /api/v1/quota counted less than the upstream charged: %s", len(wrong), checked, firstFew(wrong))}
+}
+
+// checkRunsListed: /api/v1/runs lists chart runs newest first, each as
+// the database has it: its chart and start, and once finished, its end,
+// status and pages (a finished run changes no more).
+func checkRunsListed(h *History) []string {
+	byID := map[int64]Run{}
+	for _, r := range h.Runs {
+		byID[r.ID] = r
+	}
+	var wrong []string
+	listed := 0
+	for _, rd := range h.Operator {
+		if rd.Down || rd.Err != "" {
+			continue
+		}
+		for i, l := range rd.Runs {
+			listed++
+			if i > 0 && l.ID >= rd.Runs[i-1].ID {
+				wrong = append(wrong, fmt.Sprintf("at %s run %d listed after run %d, not newest first", stamp(rd.At), l.ID, rd.Runs[i-1].ID))
+			}
+			r, ok := byID[l.ID]
+			db := Run{Region: r.Region, Category: r.Category, Status: l.Status, Started: r.Started.Truncate(time.Second), Pages: l.Pages}
+			if !l.Finished.IsZero() {
+				db.Finished, db.Status, db.Pages = r.Finished.Truncate(time.Second), r.Status, r.Pages
+			}
+			if !ok || chartName(db.Region, db.Category) != l.Chart || !db.Started.Equal(l.Started) || !db.Finished.Equal(l.Finished) ||
+				db.Status != l.Status || db.Pages != l.Pages {
+				wrong = append(wrong, fmt.Sprintf("at %s run %d listed as %s %s from %s to %s with %d pages, the database has it %s %s from %s to %s with %d",
+					stamp(rd.At), l.ID, l.Chart, l.Status, stamp(l.Started), stamp(l.Finished), l.Pages,
+					chartName(r.Region, r.Category), r.Status, stamp(r.Started), stamp(r.Finished), r.Pages))
+			}
+		}
+	}
+	if len(wrong) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("operator: %d of %d runs on /api/v1/runs were not as listed: %s", len(wrong), listed, firstFew(wrong))}
 }
 
 // peerIn: a worker of another database spent on the key between from and

@@ -142,3 +142,27 @@ func TestCheckFindsAReportBeforeTheFirstStartThatFailedOrMadeTheDatabase(t *test
 		}
 	}
 }
+
+func TestCheckFindsARunListedOtherwiseThanTheDatabaseHasIt(t *testing.T) {
+	h := operated()
+	read := quotaRead(h, t0.Add(12*time.Hour+30*time.Minute))
+	read.Last = []LastRun{{Chart: "US", Started: t0.Add(12 * time.Hour), Units: 1}}
+	for _, id := range []int64{13, 12, 11} {
+		r := h.Runs[id-1]
+		read.Runs = append(read.Runs, ListedRun{ID: id, Chart: "US", Status: r.Status, Started: r.Started, Finished: r.Finished})
+	}
+	read.Runs[0].Finished, read.Runs[0].Status, read.Runs[0].Pages = time.Time{}, ingest.StatusRunning, 3
+	h.Operator = []OperatorRead{read}
+	if f := checkOperator(h); len(f) != 0 {
+		t.Errorf("the runs as the database has them, the newest still running: %q", f)
+	}
+	h.Operator[0].Runs[1].Pages = 2
+	if f := checkOperator(h); len(f) != 1 || !strings.Contains(f[0], "run 12 listed as US completed from 2026-10-25T11:00:00Z to 2026-10-25T11:00:01Z with 2 pages, the database has it US completed") {
+		t.Errorf("a finished run listed with pages it has not: %q", f)
+	}
+	h.Operator[0].Runs[1].Pages = 0
+	h.Operator[0].Runs[1], h.Operator[0].Runs[2] = h.Operator[0].Runs[2], h.Operator[0].Runs[1]
+	if f := checkOperator(h); len(f) != 1 || !strings.Contains(f[0], "run 12 listed after run 11, not newest first") {
+		t.Errorf("runs out of order: %q", f)
+	}
+}

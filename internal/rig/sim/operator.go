@@ -35,8 +35,22 @@ type OperatorRead struct {
 	Last         []LastRun
 	Used         map[string]int64 // by pool; absent when the limiter did not answer
 	Daily        map[string][]int64
-	DailyFrom    time.Time // the first day of Daily
+	DailyFrom    time.Time   // the first day of Daily
+	Runs         []ListedRun // /api/v1/runs' newest chart runs, as listed
 }
+
+// ListedRun is a chart run as /api/v1/runs lists it: Finished zero while
+// it runs.
+type ListedRun struct {
+	ID                int64
+	Chart             string
+	Status            ingest.RunStatus
+	Started, Finished time.Time
+	Pages             int
+}
+
+// runsListed is how many of the newest chart runs the operator reads.
+const runsListed = 50
 
 // LastRun is a chart's last run as the report names it: the chart, when
 // the run started (to the second) and the units its calls took.
@@ -87,11 +101,11 @@ func operator(ctx context.Context, seed uint64, net *pipes, up func() bool) []Op
 	}
 }
 
-// readQuota is one read of /api/v1/quota.
-func readQuota(ctx context.Context, client *http.Client) OperatorRead {
-	r := OperatorRead{At: time.Now()}
+// readQuota is one read of /api/v1/quota, and of /api/v1/runs after it.
+func readQuota(ctx context.Context, client *http.Client) (r OperatorRead) {
+	r = OperatorRead{At: time.Now()}
+	defer func() { r.Answered = time.Now() }()
 	body, err := get(ctx, client, "/api/v1/quota")
-	r.Answered = time.Now()
 	if err != nil {
 		r.Err = err.Error()
 		return r
@@ -146,7 +160,50 @@ func readQuota(ctx context.Context, client *http.Client) OperatorRead {
 		}
 		r.DailyFrom, r.Daily[d.Pool] = from, d.Units
 	}
+	r.Runs, err = listRuns(ctx, client)
+	if err != nil {
+		r.Err = err.Error()
+	}
 	return r
+}
+
+// listRuns reads the newest chart runs on /api/v1/runs.
+func listRuns(ctx context.Context, client *http.Client) ([]ListedRun, error) {
+	body, err := get(ctx, client, fmt.Sprintf("/api/v1/runs?kind=trending&limit=%d", runsListed))
+	if err != nil {
+		return nil, err
+	}
+	var list struct {
+		Runs []struct {
+			ID       int64            `json:"id"`
+			Region   string           `json:"region"`
+			Category string           `json:"category"`
+			Status   ingest.RunStatus `json:"status"`
+			Started  *string          `json:"started"`
+			Finished *string          `json:"finished"`
+			Pages    int              `json:"pages"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil {
+		return nil, fmt.Errorf("/api/v1/runs: %w", err)
+	}
+	out := []ListedRun{}
+	for _, l := range list.Runs {
+		r := ListedRun{ID: l.ID, Chart: chartName(l.Region, l.Category), Status: l.Status, Pages: l.Pages}
+		for _, t := range []struct {
+			s  *string
+			to *time.Time
+		}{{l.Started, &r.Started}, {l.Finished, &r.Finished}} {
+			if t.s == nil {
+				continue
+			}
+			if *t.to, err = time.Parse(time.RFC3339, *t.s); err != nil {
+				return nil, fmt.Errorf("/api/v1/runs: run %d: %w", l.ID, err)
+			}
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }
 
 // Before is `ingest report` asked on the host before the daemon's first
