@@ -74,7 +74,7 @@ func checkRunUnits(h *History) []string {
 	var wrong []string
 	checked := 0
 	for _, rd := range h.Operator {
-		if rd.Down || rd.Err != "" {
+		if rd.Down || rd.Err != "" || h.onCopy(rd.At) {
 			continue
 		}
 		for _, last := range rd.Last {
@@ -123,7 +123,7 @@ func checkDaily(h *History) []string {
 	var wrong []string
 	checked := 0
 	for _, rd := range h.Operator {
-		if rd.Down || rd.Err != "" {
+		if rd.Down || rd.Err != "" || h.onCopy(rd.At) {
 			continue
 		}
 		kept := rd.At.Add(-ingest.StandardStanding().StatsFor).Add(24 * time.Hour)
@@ -161,7 +161,7 @@ func checkUsed(h *History) []string {
 	var wrong []string
 	checked := 0
 	for _, rd := range h.Operator {
-		if rd.Down || rd.Err != "" {
+		if rd.Down || rd.Err != "" || h.onCopy(rd.At) {
 			continue
 		}
 		for _, p := range h.Costs.Pools {
@@ -195,7 +195,7 @@ func checkRunsListed(h *History) []string {
 	var wrong []string
 	listed := 0
 	for _, rd := range h.Operator {
-		if rd.Down || rd.Err != "" {
+		if rd.Down || rd.Err != "" || h.onCopy(rd.At) {
 			continue
 		}
 		for i, l := range rd.Runs {
@@ -223,10 +223,16 @@ func checkRunsListed(h *History) []string {
 }
 
 // peerIn: a worker of another database spent on the key between from and
-// to.
+// to, or the daemon did on a copy of its own (CopyAt), whose ledger and
+// runs the checker does not read.
 func (h *History) peerIn(from, to time.Time) bool {
 	for _, p := range h.Peers {
 		if p.From.Before(to) && p.To.After(from) {
+			return true
+		}
+	}
+	for _, m := range h.Moved {
+		if m.From.Before(to) && (m.To.IsZero() || m.To.After(from)) {
 			return true
 		}
 	}
@@ -260,6 +266,16 @@ func checkBefore(h *History) []string {
 		out = append(out, "ingest report before the first start named no region")
 	}
 	return out
+}
+
+// onCopy: the daemon ran on a copy of its database at t (CopyAt).
+func (h *History) onCopy(t time.Time) bool {
+	for _, m := range h.Moved {
+		if !t.Before(m.From) && (m.To.IsZero() || !t.After(m.To)) {
+			return true
+		}
+	}
+	return false
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
