@@ -153,8 +153,12 @@ func TestCheckFindsARunListedOtherwiseThanTheDatabaseHasIt(t *testing.T) {
 	}
 	read.Runs[0].Finished, read.Runs[0].Status, read.Runs[0].Pages = time.Time{}, ingest.StatusRunning, 3
 	h.Operator = []OperatorRead{read}
+	// a worker of another database ran a chart of its own, its ids its own
+	peer := Join{Interval: Interval{t0.Add(20 * time.Hour), t0.Add(22 * time.Hour)}, Region: "QA"}
+	h.Joins, h.Peers = append(h.Joins, peer), []Join{peer}
+	h.Runs = append(h.Runs, Run{ID: 12, Region: "QA", Status: ingest.StatusCompleted, Started: t0.Add(21 * time.Hour), Finished: t0.Add(21 * time.Hour)})
 	if f := checkOperator(h); len(f) != 0 {
-		t.Errorf("the runs as the database has them, the newest still running: %q", f)
+		t.Errorf("the runs as the database has them, the newest still running, a peer's run of the same id beside: %q", f)
 	}
 	h.Operator[0].Runs[1].Pages = 2
 	if f := checkOperator(h); len(f) != 1 || !strings.Contains(f[0], "run 12 listed as US completed from 2026-10-25T11:00:00Z to 2026-10-25T11:00:01Z with 2 pages, the database has it US completed") {
