@@ -25,6 +25,9 @@ type pipes struct {
 	mu  sync.Mutex
 	cur *pipeListener
 	gen int // the lives that listened so far
+	// started is told, when nobody has yet heard of the last, that a life
+	// listens
+	started chan struct{}
 }
 
 // listen is a new listener for a life of the process, current from now.
@@ -34,6 +37,10 @@ func (p *pipes) listen() *pipeListener {
 	p.cur = l
 	p.gen++
 	p.mu.Unlock()
+	select {
+	case p.started <- struct{}{}:
+	default:
+	}
 	return l
 }
 

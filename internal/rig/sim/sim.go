@@ -129,6 +129,10 @@ type History struct {
 	Backfilled    []Backfilled
 	SearchResults []time.Time
 	Moved         []Interval // the daemon ran on a copy of its database (CopyAt)
+	// Operator is what the operator read on /api/v1/quota (operator.go);
+	// Before, `ingest report` on the host before the first start.
+	Operator []OperatorRead
+	Before   Before
 
 	spans  []Interval         // the faults' spans, once read
 	counts map[string][]int64 // each pool's window at each call, once read
@@ -226,18 +230,23 @@ func Simulate(c Config) (*History, error) {
 	type reads struct {
 		served []Served
 		plans  []PlanRead
+		looks  []OperatorRead
 	}
 	served := make(chan reads, 1)
 	stopReading := func() {}
 	if c.Readers {
-		listen = &pipes{}
+		listen = &pipes{started: make(chan struct{}, 1)}
 		ctx, cancel := context.WithCancel(context.Background())
 		stopReading = cancel
+		running := func() bool { return p.Load().running.Load() }
+		looked := make(chan []OperatorRead, 1)
+		go func() { looked <- operator(ctx, c.Seed, listen, running) }()
 		go func() {
-			s, plans := readers(ctx, c.Seed, h.Charts, listen, func() bool { return p.Load().running.Load() })
-			served <- reads{s, plans}
+			s, plans := readers(ctx, c.Seed, h.Charts, listen, running)
+			served <- reads{s, plans, <-looked}
 		}()
 	}
+	h.Before = reportBefore(dsn, c.Shape, log)
 	if c.Redis != "" {
 		if err := applyNew(dsn, c.Shape, log); err != nil {
 			stopReading()
@@ -305,7 +314,7 @@ func Simulate(c Config) (*History, error) {
 	stopReading()
 	if c.Readers {
 		r := <-served
-		h.Served, h.Plans = r.served, r.plans
+		h.Served, h.Plans, h.Operator = r.served, r.plans, r.looks
 	}
 	if err := p.Load().stop(); err != nil {
 		return h, fmt.Errorf("the daemon at %s: %w", time.Now().UTC().Format(time.RFC3339), err)
