@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"syscall"
 	"testing"
 	"time"
@@ -34,7 +33,6 @@ func BenchmarkHourlyRunTempStore(b *testing.B) {
 	for i := range 80 {
 		pool = append(pool, c.page(ingest.Trending, i+1).Videos...)
 	}
-	draw := rand.New(rand.NewPCG(6, 2))
 	regions := make(map[string][]ingest.Page)
 	for r := range 8 {
 		region := fmt.Sprintf("R%d", r)
@@ -44,7 +42,7 @@ func BenchmarkHourlyRunTempStore(b *testing.B) {
 	}
 	redraw := func() {
 		for _, pages := range regions {
-			picked := draw.Perm(len(pool))[:len(pages)*PageSize]
+			picked := c.r.Perm(len(pool))[:len(pages)*PageSize]
 			for i := range pages {
 				pages[i].Videos = pages[i].Videos[:0]
 				for _, k := range picked[i*PageSize : (i+1)*PageSize] {
