@@ -18,6 +18,10 @@
 # SEED: the draw's seed (unset, one from the kernel). MUTANTS: how many
 # (default 25). SIM_MUTANT_DAYS: the simulated days (default 2).
 # SIM_MUTANT_SEEDS: the seeds every shape runs on, as the history's.
+# KEEP=DIR keeps the draw (each mutant and the table) in DIR; JUDGE=DIR
+# judges a kept draw again on this tree instead of drawing (IDS=m02,m07
+# only those): a check written for one sample's survivors is scored on
+# another's this way, mutants nobody wrote it for.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${MUTANT_JOBS:-2}
@@ -36,7 +40,9 @@ packages=(quota ledger pace jobs store regions fetch retention custody wiring cl
 # TestSimRedis, the daemon on the Redis limiter, goes last: it costs about
 # five of TestSimDay (a round trip to Redis at every heartbeat), and only
 # the mutants the others left reach it.
-shapes=(TestSimDay TestSimScarce TestSimScarceUnpaced TestSimTrackingEverySlot TestSimNemesis TestSimRedis)
+# TestSimLong lives its forty days whatever DAYS says, for about what one
+# day of TestSimDay costs: the only drawn shape past the long timers.
+shapes=(TestSimDay TestSimScarce TestSimScarceUnpaced TestSimTrackingEverySlot TestSimNemesis TestSimPoolDay TestSimLong TestSimRedis)
 
 echo "seed $seed (SEED=$seed replays this draw on this tree), $count mutants, $jobs at a time, $days simulated days a run, load $(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -71,10 +77,19 @@ slowest=$(cat "$scratch"/secs.* | sort -n | tail -1)
 timeout=$((slowest * 5 > 600 ? slowest * 5 : 600))s
 echo "without a mutant: $(wc -l <"$scratch/runs") runs green, the slowest ${slowest}s ($(($(date +%s) - t0)) s)"
 
-"$scratch/mutate" draw -seed "$seed" -n "$count" -out "$scratch/drawn" $(printf -- '-cover %s ' "$scratch"/cover.*) \
-  $(printf './%s ' "${packages[@]}") >"$scratch/drawn.txt"
-head -1 "$scratch/drawn.txt"
-tail -n +2 "$scratch/drawn.txt" >"$scratch/table"
+if [ -n "${JUDGE:-}" ]; then
+  cp -r "$JUDGE/drawn" "$scratch/drawn"
+  awk -F'\t' -v ids=",${IDS:-}," 'ids == ",," || index(ids, "," $1 ",")' "$JUDGE/table" >"$scratch/table"
+  echo "judging $(wc -l <"$scratch/table") mutants kept in $JUDGE again"
+else
+  "$scratch/mutate" draw -seed "$seed" -n "$count" -out "$scratch/drawn" $(printf -- '-cover %s ' "$scratch"/cover.*) \
+    $(printf './%s ' "${packages[@]}") >"$scratch/drawn.txt"
+  head -1 "$scratch/drawn.txt"
+  tail -n +2 "$scratch/drawn.txt" >"$scratch/table"
+fi
+if [ -n "${KEEP:-}" ]; then
+  mkdir -p "$KEEP" && cp -r "$scratch/drawn" "$scratch/table" "$KEEP/"
+fi
 
 # judge DIR ID FILE: applies mutant ID to DIR, builds the simulation and
 # runs the shapes until one is red; writes "verdict|finding|runs|seconds".

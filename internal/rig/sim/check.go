@@ -36,6 +36,7 @@ func Check(h *History) []string {
 	out = append(out, checkTierTold(h)...)
 	out = append(out, checkRoomTaken(h)...)
 	out = append(out, checkCharged(h)...)
+	out = append(out, checkFailOpen(h)...)
 	out = append(out, checkTerms(h)...)
 	out = append(out, checkJoins(h)...)
 	out = append(out, checkFulls(h)...)
@@ -53,6 +54,9 @@ func Check(h *History) []string {
 	out = append(out, checkClockAsked(h)...)
 	out = append(out, checkCopiesRefused(h)...)
 	out = append(out, checkRefilled(h)...)
+	out = append(out, checkAfterCharts(h)...)
+	out = append(out, checkBackfills(h)...)
+	out = append(out, checkSearchPruned(h)...)
 	return out
 }
 
@@ -1119,10 +1123,18 @@ func roomFreed(calls []Call, window time.Duration, capacity, need int64, from, t
 	return time.Time{}, false
 }
 
+// stampAhead is how far the limiter may stamp a call past the moment it
+// decides: never before its log's newest entry, and an unmetered call
+// written back holds its millisecond whole, so the decision after it takes
+// the next one (docs/explanation/limiter.md, "Call ids name their
+// limiter").
+const stampAhead = time.Millisecond
+
 // checkCharged: every unit the upstream charged a pool is in the
 // database's ledger: matched one to one to a unit of a call of that pool
 // admitted no earlier than a call's delivery bound before the charge
-// (docs/explanation/quota.md, "A call's delivery") and not given back. A call charged
+// (docs/explanation/quota.md, "A call's delivery"), no later than
+// stampAhead after it, and not given back. A call charged
 // and given back, or charged with no row, is a unit the limiter never
 // counted. Units, not calls, are matched: the fake's count read after a
 // call may hold a call answered at the same moment. Charges from before
@@ -1152,7 +1164,8 @@ func checkCharged(h *History) []string {
 			}
 			n++
 			earliest := c.At.Add(-ingest.Delivery - time.Second)
-			for k := sort.Search(len(rows), func(i int) bool { return !rows[i].At.Before(earliest) }); units > 0 && k < len(rows) && !rows[k].At.After(c.At); k++ {
+			latest := c.At.Add(stampAhead)
+			for k := sort.Search(len(rows), func(i int) bool { return !rows[i].At.Before(earliest) }); units > 0 && k < len(rows) && !rows[k].At.After(latest); k++ {
 				took := min(units, left[k])
 				left[k] -= took
 				units -= took

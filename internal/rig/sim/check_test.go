@@ -33,12 +33,7 @@ func history(passes []float64, tracked []float64, units int64) *History {
 		h.Calls = append(h.Calls, Call{At: at, Path: "/youtube/v3/videos", Charged: map[string]int64{"default": charged}})
 		h.Ledger = append(h.Ledger, Entry{Pool: "default", Units: units, At: at})
 	}
-	for _, hr := range hourly(24, 1) { // the refresh and the prune at every slot, 3 minutes past each hour
-		at := t0.Add(time.Duration(hr*float64(time.Hour)) + 3*time.Minute)
-		for _, entry := range housekeeping {
-			h.Passes = append(h.Passes, Pass{Entry: entry, Status: "completed", Started: at, Slot: at})
-		}
-	}
+	h.Passes = housekeepingPasses()
 	var stats int64
 	for _, m := range tracked {
 		stats++
@@ -212,8 +207,8 @@ func TestCheckFindsHousekeepingMissedTwiceOrFailed(t *testing.T) {
 		}
 	}
 	skipped.Passes = kept
-	if f := Check(skipped); len(f) != 1 || !strings.Contains(f[0], "prune: no pass from 2026-10-25T06:03:00Z to 2026-10-25T08:03:00Z") {
-		t.Errorf("the prune skipped its 7:03 slot: %q", f)
+	if f := Check(skipped); len(f) != 1 || !strings.Contains(f[0], "prune: no pass from 2026-10-25T06:54:22Z to 2026-10-25T08:54:22Z") {
+		t.Errorf("the prune skipped its 7:54 slot: %q", f)
 	}
 	twice := history(hourly(24, 1), hourly(24, 60), 1)
 	again := twice.Passes[4]
@@ -394,6 +389,16 @@ func TestCheckFindsAChargedCallNotInTheLedger(t *testing.T) {
 	if f := Check(h); len(f) != 0 {
 		t.Errorf("a call admitted 10 s before the upstream charged it: %q", f)
 	}
+	h = history(hourly(24, 1), hourly(24, 60), 1)
+	h.Ledger[7].At = h.Ledger[7].At.Add(time.Millisecond)
+	if f := Check(h); len(f) != 0 {
+		t.Errorf("a call stamped in the millisecond after an unmetered one, as Redis stamps it: %q", f)
+	}
+	h = history(hourly(24, 1), hourly(24, 60), 1)
+	h.Ledger[7].At = h.Ledger[7].At.Add(2 * time.Millisecond)
+	if f := Check(h); len(f) != 1 || !strings.Contains(f[0], "default videos at 2026-10-25T07:00:00Z") {
+		t.Errorf("a call stamped two milliseconds after the upstream charged it: %q", f)
+	}
 }
 
 func TestCheckFindsThePageInFlightLostAtSIGTERM(t *testing.T) {
@@ -555,12 +560,7 @@ func tieredHistory(t *testing.T, us []float64, log string) *History {
 		}
 		h.Ledger = append(h.Ledger, Entry{Pool: "default", Units: int64(p.pages), At: p.at})
 	}
-	for _, hr := range hourly(24, 1) {
-		at := t0.Add(time.Duration(hr*float64(time.Hour)) + 3*time.Minute)
-		for _, entry := range housekeeping {
-			h.Passes = append(h.Passes, Pass{Entry: entry, Status: "completed", Started: at, Slot: at})
-		}
-	}
+	h.Passes = housekeepingPasses()
 	if log != "" {
 		h.Log = filepath.Join(t.TempDir(), "daemon.log")
 		if err := os.WriteFile(h.Log, []byte(log), 0o644); err != nil {

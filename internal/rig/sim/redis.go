@@ -23,6 +23,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -32,6 +33,7 @@ import (
 
 	"github.com/ingestworks/ingest/clock"
 	"github.com/ingestworks/ingest/ledger"
+	"github.com/ingestworks/ingest/quota"
 	"github.com/ingestworks/ingest/wiring"
 )
 
@@ -97,7 +99,20 @@ type RedisClock struct {
 	// Env is what the server's environment needs to read it
 	// (redistest.StartEnv).
 	Env []string
+	// Server is the redis-server the clock is mapped into, which a stall
+	// stops (redistest.Server).
+	Server interface{ Signal(os.Signal) error }
+
+	mu      sync.Mutex
+	due     []time.Time // stalls to come, the soonest first
+	stalled []time.Time // stalls taken, at the command they stopped
 }
+
+// stallFor is how long a stall stops the server, in the kernel's time:
+// past the limiter's timeout, so the command it meets is one the worker
+// gives up on (a hung Redis is an outage, docs/contract.md) while the
+// server may still carry it out once it runs again.
+const stallFor = 2 * quota.DefaultTimeout
 
 // NewRedisClock builds the shim into dir and the clock file beside it. The
 // error says what is missing (a C compiler) when the shim cannot be built.
@@ -140,10 +155,11 @@ func (c *RedisClock) Close() error { return syscall.Munmap(c.mem) }
 // DialHook is go-redis's: a dial changes nothing.
 func (c *RedisClock) DialHook(next redis.DialHook) redis.DialHook { return next }
 
-// ProcessHook sets the server's clock to the bubble's before each command.
+// ProcessHook sets the server's clock to the bubble's before each command,
+// and stops the server when a stall is due.
 func (c *RedisClock) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		c.Set(time.Now())
+		c.before(cmd)
 		return next(ctx, cmd)
 	}
 }
@@ -151,9 +167,66 @@ func (c *RedisClock) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 // ProcessPipelineHook does so before each pipeline.
 func (c *RedisClock) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		c.Set(time.Now())
+		c.before(cmds...)
 		return next(ctx, cmds)
 	}
+}
+
+// stallAt has the server stopped for stallFor by the first decision of
+// the limiter (its script's spend) sent at or after each of at, as a
+// SIGSTOP (a paused VM, a swapping host) stops it: a decision the worker
+// gives up on is the moment the fail policy, the fence and the write-back
+// of unmetered calls are for.
+func (c *RedisClock) stallAt(at []time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.due = append(c.due, at...)
+	sort.Slice(c.due, func(i, j int) bool { return c.due[i].Before(c.due[j]) })
+}
+
+// decides reports whether cmds hold a decision of the limiter: its
+// script run in the mode that spends.
+func decides(cmds []redis.Cmder) bool {
+	for _, cmd := range cmds {
+		for _, a := range cmd.Args() {
+			if a == "spend" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// stalls is when the server was stopped.
+func (c *RedisClock) stalls() []time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]time.Time(nil), c.stalled...)
+}
+
+// before sets the server's clock, and stops the server when a stall is
+// due and cmds hold a decision. The server runs again stallFor later by
+// the kernel's clock: the goroutine that waits for it sleeps in a system
+// call, which holds the bubble's time still meanwhile, as the command on
+// the socket does.
+func (c *RedisClock) before(cmds ...redis.Cmder) {
+	now := time.Now()
+	c.Set(now)
+	c.mu.Lock()
+	due := len(c.due) > 0 && !now.Before(c.due[0]) && c.Server != nil && decides(cmds)
+	if due {
+		c.due, c.stalled = c.due[1:], append(c.stalled, now)
+	}
+	c.mu.Unlock()
+	if !due || c.Server.Signal(syscall.SIGSTOP) != nil {
+		return
+	}
+	go func() {
+		ts := syscall.NsecToTimespec(int64(stallFor))
+		for syscall.Nanosleep(&ts, &ts) == syscall.EINTR {
+		}
+		c.Server.Signal(syscall.SIGCONT)
+	}()
 }
 
 // applyNew creates the daemon's quota key on its Redis as an operator
@@ -269,6 +342,9 @@ func (h *History) readPeer(dsn string) error {
 	led, err := readLedger(ctx, db.DB)
 	if err != nil {
 		return err
+	}
+	for i := range led {
+		led[i].Peer = true
 	}
 	h.Runs, h.Ledger = append(h.Runs, runs...), append(h.Ledger, led...)
 	sort.SliceStable(h.Runs, func(i, j int) bool { return h.Runs[i].Started.Before(h.Runs[j].Started) })

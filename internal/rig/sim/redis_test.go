@@ -68,8 +68,9 @@ func TestRedisFollowsVirtualTime(t *testing.T) {
 // worker of another database joining the key for hours in the second.
 func TestSimRedis(t *testing.T) {
 	srv, vc := virtualRedis(t)
+	vc.Server = srv
 	s := shipped()
 	s.Redis, s.RedisHook = "redis://"+srv.Addr+"/0", vc
 	simulate(t, Config{Shape: s, Days: days(t, 2), Readers: true, RedisLoss: 20*time.Hour + 17*time.Minute, PeerAt: 27*time.Hour + 25*time.Minute,
-		Start: time.Date(2027, 3, 13, 12, 0, 0, 0, time.UTC)})
+		RedisStalls: 24, Start: time.Date(2027, 3, 13, 12, 0, 0, 0, time.UTC)})
 }

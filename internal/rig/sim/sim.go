@@ -74,6 +74,15 @@ type Config struct {
 	// peerFor: `run --once` of a chart the daemon does not run, on its own
 	// SQLite file (redis.go).
 	PeerAt time.Duration
+	// RedisStalls, on Redis, is how many times its server stops for longer
+	// than the limiter's timeout, at moments drawn from Seed (redis.go).
+	RedisStalls int
+	// Backfills run `ingest backfill` beside the daemon (backfill.go).
+	Backfills []Backfill
+	// CopyAt, when set, is how long after Start (and the nemesis's moves)
+	// the daemon moves to a `db copy` of its database, for CopyFor, and
+	// comes back (moved.go).
+	CopyAt, CopyFor time.Duration
 }
 
 // Interval is a span of the virtual calendar.
@@ -114,6 +123,12 @@ type History struct {
 	Losses []time.Time // the Redis lost its data (RedisLoss)
 	Looks  []Look      // the limiter's counts, lossLook after each loss
 	Peers  []Join      // the joins of a worker of another database, in Joins too
+	Stalls []time.Time // the Redis stopped for stallFor (RedisStalls)
+	// Backfilled are the Backfills as they ran; SearchResults, when each
+	// search result the database holds at the end was fetched.
+	Backfilled    []Backfilled
+	SearchResults []time.Time
+	Moved         []Interval // the daemon ran on a copy of its database (CopyAt)
 
 	spans  []Interval         // the faults' spans, once read
 	counts map[string][]int64 // each pool's window at each call, once read
@@ -229,10 +244,19 @@ func Simulate(c Config) (*History, error) {
 			return nil, fmt.Errorf("quota apply --new: %w", err)
 		}
 	}
+	rc, _ := c.RedisHook.(*RedisClock)
+	if rc != nil {
+		rc.stallAt(c.stallTimes(h.End))
+	}
 	p.Store(start(dsn, c.Shape, up, boot, log, listen))
 	h.Starts = append(h.Starts, time.Now())
 	var cp copies
 	cp.beside(dsn, p.Load(), h.End)
+	backfilled, err := backfills(c, dsn, up, boot)
+	if err != nil {
+		stopReading()
+		return nil, err
+	}
 	for _, ev := range c.nemesis(h.End) {
 		time.Sleep(time.Until(ev.at))
 		if err := ev.apply(h, p.Load(), up, second); err != nil {
@@ -243,6 +267,17 @@ func Simulate(c Config) (*History, error) {
 			p.Store(start(dsn, c.Shape, up, boot, log, listen))
 			h.Starts = append(h.Starts, time.Now())
 			cp.beside(dsn, p.Load(), h.End)
+		}
+	}
+	if c.CopyAt > 0 {
+		err := h.move(&p, dsn, func(at string) {
+			p.Store(start(at, c.Shape, up, boot, log, listen))
+			h.Starts = append(h.Starts, time.Now())
+			cp.beside(at, p.Load(), h.End)
+		})
+		if err != nil {
+			stopReading()
+			return h, err
 		}
 	}
 	if c.RedisLoss > 0 {
@@ -266,7 +301,7 @@ func Simulate(c Config) (*History, error) {
 		h.Joins, h.Peers = append(h.Joins, j), append(h.Peers, j)
 	}
 	time.Sleep(time.Until(h.End))
-	h.Copies = cp.looks()
+	h.Copies, h.Backfilled = cp.looks(), backfilled()
 	stopReading()
 	if c.Readers {
 		r := <-served
@@ -276,6 +311,9 @@ func Simulate(c Config) (*History, error) {
 		return h, fmt.Errorf("the daemon at %s: %w", time.Now().UTC().Format(time.RFC3339), err)
 	}
 	h.Calls, h.Forgotten, h.Asks = up.Calls(), up.Forgotten(), up.Asks()
+	if rc != nil {
+		h.Stalls = rc.stalls()
+	}
 	if c.BackupEvery > 0 {
 		if h.Backups, err = backedUp(backupDir(dsn)); err != nil {
 			return h, err
@@ -308,12 +346,15 @@ func (h *History) read(dsn string) error {
 	if h.Tombstones, err = readTombstones(ctx, db.DB); err != nil {
 		return err
 	}
+	if h.SearchResults, err = readSearchResults(ctx, db.DB); err != nil {
+		return err
+	}
 	for i := range h.Terms {
 		if h.Terms[i].Stored, err = stored(ctx, db.DB, h.Terms[i].Held); err != nil {
 			return err
 		}
 	}
-	return nil
+	return h.readMoved()
 }
 
 // moves says the charts move in c: a history that reaches the refresh's
@@ -442,6 +483,17 @@ func (ev event) sigterm(h *History, p *process, up *Upstream) error {
 	h.Down = append(h.Down, Interval{at, at.Add(ev.down)})
 	time.Sleep(ev.down)
 	return nil
+}
+
+// stallTimes is when the Redis stops: RedisStalls moments drawn from
+// Seed between Start and end.
+func (c Config) stallTimes(end time.Time) []time.Time {
+	rng := rand.New(rand.NewPCG(c.Seed, 0x57a11))
+	at := make([]time.Time, c.RedisStalls)
+	for i := range at {
+		at[i] = c.Start.Add(time.Duration(rng.Int64N(int64(end.Sub(c.Start)))))
+	}
+	return at
 }
 
 // nemesis is the seed's moves until end: about one restart a day, down
@@ -627,12 +679,15 @@ type Entry struct {
 	Units     int64
 	At        time.Time
 	GivenBack bool
+	Unmetered bool // admitted while the limiter could not be reached
+	Peer      bool // in the other worker's database (readPeer)
 }
 
 // readLedger is the quota ledger, in the order the calls were admitted.
 func readLedger(ctx context.Context, db *store.DB) ([]Entry, error) {
 	rows, err := db.Reader().QueryContext(ctx, `SELECT l.pool, l.units, l.at_ms,
-		EXISTS (SELECT 1 FROM ledger_given_back g WHERE g.quota_key = l.quota_key AND g.call_id = l.call_id)
+		EXISTS (SELECT 1 FROM ledger_given_back g WHERE g.quota_key = l.quota_key AND g.call_id = l.call_id),
+		l.unmetered
 		FROM ledger l ORDER BY l.at_ms`)
 	if err != nil {
 		return nil, err
@@ -642,7 +697,7 @@ func readLedger(ctx context.Context, db *store.DB) ([]Entry, error) {
 	for rows.Next() {
 		var e Entry
 		var at int64
-		if err := rows.Scan(&e.Pool, &e.Units, &at, &e.GivenBack); err != nil {
+		if err := rows.Scan(&e.Pool, &e.Units, &at, &e.GivenBack, &e.Unmetered); err != nil {
 			return nil, err
 		}
 		e.At = time.UnixMilli(at)

@@ -114,6 +114,10 @@ func simulateOne(t *testing.T, c Config) {
 			t.Logf("SIGTERM %s: page of %q on the wire (held %s), stored %t", term.At.UTC().Format(time.RFC3339),
 				chartName(term.Held.Region, term.Held.Category), term.Hold.Round(time.Second), term.Stored)
 		}
+		for _, b := range h.Backfilled {
+			t.Logf("backfill of %s %s to %s (--max-units %d) at %s: %d calls, %d search results, %v", b.Region, b.Since.Format(time.DateOnly),
+				b.Until.Format(time.DateOnly), b.MaxUnits, b.From.UTC().Format(time.RFC3339), len(h.backfillCalls(b.Interval)), len(b.Results), b.Err)
+		}
 		for _, f := range h.Fulls {
 			t.Logf("disk full %s-%s", f.From.UTC().Format(time.RFC3339), f.To.UTC().Format(time.TimeOnly))
 		}
@@ -273,11 +277,14 @@ func TestSimScarceUnpaced(t *testing.T) {
 // midnight into the day of 25 hours: the limiter alone holds the pool to
 // the upstream's own day, which the upstream refuses past its limit
 // until its midnight. A limiter that reads the day in another zone spends
-// the pool again at that zone's midnight, on the upstream's same day.
+// the pool again at that zone's midnight, on the upstream's same day. Two
+// hours in, the daemon moves to a `db copy` of its database for three
+// hours and comes back, where the pool's day is spent by what it spent on
+// the copy too.
 func TestSimPoolDay(t *testing.T) {
 	s := scarceOver(t, 300, 50, 6*time.Hour)
 	s.NoPace = true
-	simulate(t, Config{Shape: s, Days: days(t, 1), Exhaust: true,
+	simulate(t, Config{Shape: s, Days: days(t, 1), Exhaust: true, CopyAt: 2 * time.Hour, CopyFor: 3 * time.Hour,
 		Start: time.Date(2026, 10, 31, 8, 0, 0, 0, time.UTC)})
 }
 
@@ -303,7 +310,23 @@ func TestSimLong(t *testing.T) {
 	if at := time.Duration(n)*24*time.Hour - 22*time.Hour; at > 0 {
 		restarts = append(restarts, at)
 	}
-	simulate(t, Config{Shape: s, Days: n, Start: time.Date(2026, 12, 20, 0, 0, 0, 0, time.UTC), Restarts: restarts})
+	simulate(t, Config{Shape: s, Days: n, Start: time.Date(2026, 12, 20, 0, 0, 0, 0, time.UTC), Restarts: restarts,
+		Backfills: backfilled()})
+}
+
+// backfilled is one backfill of the US videos published over eight months
+// of the fake's archive, before any chart's, run three times between the
+// chart's slots: stopped at its first page by --max-units, resumed to its
+// end a day later, and once more, complete, a day after that: its results
+// are fetched again by the refresh while they are kept, and go with the
+// terms' days.
+func backfilled() []Backfill {
+	b := Backfill{At: 2 * time.Hour, Region: "US", Since: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
+		Until: time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC), MaxUnits: 2}
+	resumed, again := b, b
+	resumed.At, resumed.MaxUnits = 26*time.Hour, 0
+	again.At, again.MaxUnits = 50*time.Hour, 0
+	return []Backfill{b, resumed, again}
 }
 
 // longDays is INGEST_SIM_LONG_DAYS, or forty: past every long timer.

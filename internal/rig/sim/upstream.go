@@ -62,7 +62,9 @@ type Held struct {
 // client asked for it) and of its JSON, and the fake's count of each
 // bucket's charge once it answered; what it asked for: a chart's page
 // (its region, category and page token), a region's category names
-// (Region), or videos by id (IDs).
+// (Region), videos by id (IDs), or a search's page (its region, its
+// words and window in Category, its page token, the videos it named in
+// IDs).
 type Call struct {
 	At                     time.Time
 	Path                   string
@@ -86,6 +88,8 @@ const (
 	KindCategories = "categories" // videoCategories.list
 	KindByID       = "by-id"      // videos.list id=: the refresh
 	KindStats      = "stats"      // videos:batchGetStats: tracking
+	KindSearch     = "search"     // search.list: a backfill's page
+	KindDetails    = "details"    // videos.list id= for a backfill: its page's videos
 	KindOther      = "other"
 )
 
@@ -119,6 +123,8 @@ func kind(path string, q url.Values) string {
 		return KindByID
 	case strings.HasSuffix(path, "/videos:batchGetStats"):
 		return KindStats
+	case strings.HasSuffix(path, "/search"):
+		return KindSearch
 	}
 	return KindOther
 }
@@ -157,6 +163,12 @@ func (u *Upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 			c.Region = q.Get("regionCode")
 		case KindByID:
 			c.IDs = strings.Split(q.Get("id"), ",")
+			if req.Context().Value(backfilling{}) != nil {
+				c.Kind = KindDetails
+			}
+		case KindSearch:
+			c.Region, c.Page, c.IDs = q.Get("regionCode"), q.Get("pageToken"), searchIDs(plain)
+			c.Category = strings.Join([]string{q.Get("q"), q.Get("publishedAfter"), q.Get("publishedBefore")}, " ")
 		case KindStats:
 			c.First, _, _ = strings.Cut(q.Get("id"), ",")
 			for _, v := range q["id"] { // one id a value, or several a value
@@ -245,6 +257,25 @@ func firstID(body []byte) string {
 		return ""
 	}
 	return page.Items[0].ID
+}
+
+// searchIDs are the videos a search page names.
+func searchIDs(body []byte) []string {
+	var page struct {
+		Items []struct {
+			ID struct {
+				VideoID string `json:"videoId"`
+			} `json:"id"`
+		} `json:"items"`
+	}
+	if json.Unmarshal(body, &page) != nil {
+		return nil
+	}
+	var out []string
+	for _, it := range page.Items {
+		out = append(out, it.ID.VideoID)
+	}
+	return out
 }
 
 // Calls is every keyed request answered so far, in order.
