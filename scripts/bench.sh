@@ -61,6 +61,10 @@ echo "== store: an hourly run's rows written into bytes given back vs bytes made
 go test -run '^$' -bench BenchmarkHourlyRunRowsKept -benchtime 100x -count 3 ./store/ | grep '^Benchmark'
 
 echo
+echo "== store: eight regions' hourly runs on a writer whose temporary files are in memory vs on disk, interleaved =="
+go test -run '^$' -bench BenchmarkHourlyRunTempStore -benchtime 5x -count 3 ./store/ | grep '^Benchmark'
+
+echo
 echo "== store: a chart's entries read into room made once vs grown row by row, interleaved =="
 go test -run '^$' -bench BenchmarkChartEntriesRoom -benchtime 300x -count 3 ./store/ | grep '^Benchmark'
 

@@ -118,6 +118,10 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		}
 		return nil, fmt.Errorf("open %s: %w", path, fileError(path, err))
 	}
+	if err := writerTemp(ctx, w); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
 	db := &DB{path: path, w: w, r: openReader(path), d: sqliteDialect{}, q: sqliteSQL, rankWindow: RankWindow}
 	// A connection that read the schema before another process migrated
 	// the file can fail its first prepare on the changed schema
@@ -132,6 +136,23 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	return db, nil
+}
+
+// writerTemp keeps the writer's temporary files in memory once the schema
+// is up to date. Inside a transaction every statement that writes many
+// rows (a page's upserts, its entries) journals the pages it changes so
+// that it alone can be undone, and SQLite moves that journal to a file of
+// its own once it outgrows a few pages: a file created, written and
+// deleted for each statement of each page stored. In memory it holds no
+// more than the pages one statement changes. It is set after the
+// migrations, whose index builds sort a whole table through temporary
+// files, and the writer keeps its one connection open, so the setting
+// stays with it (the prune sets it too, and puts back what it found).
+func writerTemp(ctx context.Context, w *sql.DB) error {
+	if _, err := w.ExecContext(ctx, `PRAGMA temp_store = MEMORY`); err != nil {
+		return fmt.Errorf("writer settings: %w", err)
+	}
+	return nil
 }
 
 // migrate runs Migrate, retrying while another process holds the

@@ -252,3 +252,25 @@ func TestEveryConnectionCheckpointsAtTheMark(t *testing.T) {
 		}
 	}
 }
+
+// TestWriterKeepsTempInMemory: the writer a store opens keeps its
+// temporary files (a statement's journal within a page's transaction) in
+// memory, where the readers keep SQLite's default.
+func TestWriterKeepsTempInMemory(t *testing.T) {
+	t.Parallel()
+	db := openTest(t)
+	for name, c := range map[string]struct {
+		pool interface {
+			QueryRow(string, ...any) *sql.Row
+		}
+		want int
+	}{"writer": {db.Writer(), 2}, "reader": {db.Reader(), 0}} {
+		var got int
+		if err := c.pool.QueryRow("PRAGMA temp_store").Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("%s: temp_store %d, want %d", name, got, c.want)
+		}
+	}
+}

@@ -17,6 +17,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -185,17 +186,48 @@ func apply(name, root string) error {
 	return os.WriteFile(target, out, 0o644)
 }
 
-// Splice is src with m applied; an error when src does not hold m's old
-// text at its place (the tree moved since the draw).
+// Splice is src with m applied. Where lines were added or removed above
+// it since the draw, m's old text is found at the place of its kind
+// nearest to where it was, so that a kept draw is judged again on a later
+// tree; an error when src holds it nowhere, or at two places as near.
 func (m Mutant) Splice(src []byte) ([]byte, error) {
-	end := m.Offset + len(m.Old)
-	if end > len(src) || string(src[m.Offset:end]) != m.Old {
-		return nil, fmt.Errorf("mutate apply: %s:%d does not hold %q: draw again on this tree", m.File, m.Line, m.Old)
+	at, err := m.find(src)
+	if err != nil {
+		return nil, err
 	}
-	out := append([]byte{}, src[:m.Offset]...)
+	out := append([]byte{}, src[:at]...)
 	out = append(out, m.New...)
-	return append(out, src[end:]...), nil
+	return append(out, src[at+len(m.Old):]...), nil
 }
+
+// find is where m's old text is in src: at m.Offset, else the nearest place
+// that holds it.
+func (m Mutant) find(src []byte) (int, error) {
+	if end := m.Offset + len(m.Old); end <= len(src) && string(src[m.Offset:end]) == m.Old {
+		return m.Offset, nil
+	}
+	best, tie := -1, false
+	for from := 0; ; {
+		i := bytes.Index(src[from:], []byte(m.Old))
+		if i < 0 {
+			break
+		}
+		i += from
+		switch d, bd := abs(i-m.Offset), abs(best-m.Offset); {
+		case best < 0 || d < bd:
+			best, tie = i, false
+		case d == bd:
+			tie = true
+		}
+		from = i + 1
+	}
+	if best < 0 || tie {
+		return 0, fmt.Errorf("mutate apply: %s:%d does not hold %q, nor one place nearest it: draw again on this tree", m.File, m.Line, m.Old)
+	}
+	return best, nil
+}
+
+func abs(n int) int { return max(n, -n) }
 
 // diffLine is the line m changes, as a diff says it: "- " and the old
 // statement's first line for a drop, "+ " and the new line otherwise.

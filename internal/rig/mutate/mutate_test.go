@@ -138,3 +138,25 @@ func TestADrawFromASeedIsReplayed(t *testing.T) {
 		t.Errorf("drew %d of the sites that ran, want the 2 of line 14 (> moved, units traded for calls)", n)
 	}
 }
+
+// TestAKeptMutantIsAppliedWhereItsLineMoved: a mutant drawn on a tree is
+// applied on a later one where lines were added above its site, and is
+// refused where its text is gone or stands at two places as near.
+func TestAKeptMutantIsAppliedWhereItsLineMoved(t *testing.T) {
+	src := "package p\n\nfunc f(n int) bool {\n\treturn n > 0\n}\n"
+	m := Mutant{File: "p.go", Line: 4, Offset: strings.Index(src, "n > 0"), Old: "n > 0", New: "n >= 0"}
+	moved := "package p\n\n// f says whether n counts.\n// It is kept short.\nfunc f(n int) bool {\n\treturn n > 0\n}\n"
+	out, err := m.Splice([]byte(moved))
+	if err != nil || !strings.Contains(string(out), "return n >= 0") || strings.Contains(string(out), "n > 0") {
+		t.Fatalf("applied on a tree with two lines above it: %q, %v", out, err)
+	}
+	if _, err := m.Splice([]byte(strings.ReplaceAll(moved, "n > 0", "n != 0"))); err == nil || !strings.Contains(err.Error(), "draw again") {
+		t.Errorf("applied where its text is gone: %v", err)
+	}
+	twice := []byte(strings.Repeat(".", m.Offset+20))
+	copy(twice[m.Offset-3:], "n > 0")
+	copy(twice[m.Offset+3:], "n > 0")
+	if _, err := m.Splice(twice); err == nil {
+		t.Errorf("applied where its text stands at two places as near: %q", twice)
+	}
+}
