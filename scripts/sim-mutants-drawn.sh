@@ -44,7 +44,11 @@ packages=(quota ledger pace jobs store regions fetch retention custody wiring cl
 # day of TestSimDay costs: the only drawn shape past the long timers.
 shapes=(TestSimDay TestSimScarce TestSimScarceUnpaced TestSimTrackingEverySlot TestSimNemesis TestSimPoolDay TestSimLong TestSimRedis)
 
-echo "seed $seed (SEED=$seed replays this draw on this tree), $count mutants, $jobs at a time, $days simulated days a run, load $(cut -d' ' -f1-3 /proc/loadavg)"
+if [ -n "${JUDGE:-}" ]; then
+  echo "the draw kept in $JUDGE, $jobs at a time, $days simulated days a run, load $(cut -d' ' -f1-3 /proc/loadavg)"
+else
+  echo "seed $seed (SEED=$seed replays this draw on this tree), $count mutants, $jobs at a time, $days simulated days a run, load $(cut -d' ' -f1-3 /proc/loadavg)"
+fi
 
 seedsOf() {
   if [ -n "${SIM_MUTANT_SEEDS:-}" ]; then
@@ -144,4 +148,4 @@ while IFS=$'\t' read -r id at op line; do
   echo "| $id | \`$at\` | $op | \`$(cut -c1-80 <<<"$line" | sed 's/|/\\|/g')\` | $verdict | $runs | $finding |"
 done <"$scratch/table"
 echo
-echo "seed $seed: $caught caught of $built drawn that compiled ($((drawn - built)) of $drawn did not), in $(($(date +%s) - t0)) s, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "${JUDGE:+the draw kept in $JUDGE}${JUDGE:-seed $seed}: $caught caught of $built drawn that compiled ($((drawn - built)) of $drawn did not), in $(($(date +%s) - t0)) s, load $(cut -d' ' -f1-3 /proc/loadavg)"
