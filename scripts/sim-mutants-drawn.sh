@@ -148,4 +148,6 @@ while IFS=$'\t' read -r id at op line; do
   echo "| $id | \`$at\` | $op | \`$(cut -c1-80 <<<"$line" | sed 's/|/\\|/g')\` | $verdict | $runs | $finding |"
 done <"$scratch/table"
 echo
-echo "${JUDGE:+the draw kept in $JUDGE}${JUDGE:-seed $seed}: $caught caught of $built drawn that compiled ($((drawn - built)) of $drawn did not), in $(($(date +%s) - t0)) s, load $(cut -d' ' -f1-3 /proc/loadavg)"
+drew="seed $seed"
+[ -z "${JUDGE:-}" ] || drew="the draw kept in $JUDGE"
+echo "$drew: $caught caught of $built drawn that compiled ($((drawn - built)) of $drawn did not), in $(($(date +%s) - t0)) s, load $(cut -d' ' -f1-3 /proc/loadavg)"
