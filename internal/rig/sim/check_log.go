@@ -50,6 +50,10 @@ var explained = []explanation{
 	// The upstream's refusal of its daily quota, and the limiter's block
 	// of the pools until their reset, which the day's catalogue meets.
 	{regexp.MustCompile(`upstream quota exhausted|refused until`), (*History).refused},
+	// The limiter's own refusal, in a shape made to spend the default
+	// pool (Exhaust): a start's catalogue read then meets a spent pool,
+	// and the day's catalogue is the stored one, said so.
+	{regexp.MustCompile(`quota: \S+ refused until`), (*History).exhausting},
 	// A start that meets the upstream failing, refusing or sending a
 	// wrong Date plans on the stored catalogue after --start-timeout.
 	{regexp.MustCompile(`not read from the upstream within --start-timeout`), (*History).upstreamTrouble},
@@ -203,6 +207,10 @@ func (h *History) backingOff(t time.Time) bool {
 	}
 	return within(spans, t)
 }
+
+// exhausting: the shape's workload is meant to reach the default pool's
+// limit, where the limiter refuses by design.
+func (h *History) exhausting(time.Time) bool { return h.Exhaust }
 
 // short: the configured charts want more of the default pool than it
 // holds.

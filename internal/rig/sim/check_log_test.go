@@ -45,17 +45,18 @@ time=2026-10-25T05:00:00.000Z level=ERROR msg=pass region=US status=failed pages
 func TestCheckFindsAWarningNoFaultExplains(t *testing.T) {
 	at := func(h float64) time.Time { return t0.Add(time.Duration(h * float64(time.Hour))) }
 	const (
-		kept     = `time=2026-10-25T05:00:00.000Z level=WARN msg="keep the upstream's time in the ledger" err="keep the upstream's time: %!w(<nil>)"` + "\n"
-		full     = `time=2026-10-25T05:00:00.000Z level=WARN msg="keep the upstream's time in the ledger" err="keep the upstream's time: ingest.db: the disk is full: SQLite could not write"` + "\n"
-		clock    = `time=2026-10-25T05:00:00.000Z level=ERROR msg=pass region=US status=failed pages=0 err="page 1: fetch US videos.list: limiter: unavailable: the limiter's clock disagrees with the upstream's: this host's clock reads 2026-10-25T05:00:00Z"` + "\n"
-		retried  = `time=2026-10-25T05:00:00.000Z level=WARN msg="upstream attempt failed; retrying" op=videos.list attempt=1 err="HTTP 503 backendError: The service is currently unavailable."` + "\n"
-		stopped  = `time=2026-10-25T05:00:00.000Z level=WARN msg="pace: the limiter did not answer; keeping the plan" err="state: context canceled"` + "\n"
-		lostData = `time=2026-10-25T05:00:00.000Z level=WARN msg="the limiter lost data: metered calls wait until every ledger that spent in the window has put its calls back" quota_key=k` + "\n"
-		outlived = `time=2026-10-25T05:00:00.000Z level=WARN msg="the page in flight outlived the stop's bound: stopping now" bound=30s` + "\n"
-		late     = `time=2026-10-25T05:00:00.000Z level=WARN msg="the region catalogue was not read from the upstream within --start-timeout: the daemon plans on the one stored, and goes on reading it behind" catalogue=stored` + "\n"
-		copied   = `time=2026-10-25T05:00:00.000Z level=WARN msg="a worker ran on a copy of this database, and the copy's ledger holds calls this one lacks: counted in this worker's window" copy=copy.db calls=3` + "\n"
-		stall    = `time=2026-10-25T05:00:00.000Z level=WARN msg="quota limiter unreachable: cheap calls go ahead unmetered within each pool's fail_open budget" quota_key=k err="read tcp: i/o timeout"` + "\n"
-		backoff  = `time=2026-10-25T05:00:00.000Z level=WARN msg="backing off an upstream that fails every chart, as the database keeps it: no chart runs until then" cause="HTTP 503 backendError"` + "\n"
+		kept             = `time=2026-10-25T05:00:00.000Z level=WARN msg="keep the upstream's time in the ledger" err="keep the upstream's time: %!w(<nil>)"` + "\n"
+		full             = `time=2026-10-25T05:00:00.000Z level=WARN msg="keep the upstream's time in the ledger" err="keep the upstream's time: ingest.db: the disk is full: SQLite could not write"` + "\n"
+		clock            = `time=2026-10-25T05:00:00.000Z level=ERROR msg=pass region=US status=failed pages=0 err="page 1: fetch US videos.list: limiter: unavailable: the limiter's clock disagrees with the upstream's: this host's clock reads 2026-10-25T05:00:00Z"` + "\n"
+		retried          = `time=2026-10-25T05:00:00.000Z level=WARN msg="upstream attempt failed; retrying" op=videos.list attempt=1 err="HTTP 503 backendError: The service is currently unavailable."` + "\n"
+		stopped          = `time=2026-10-25T05:00:00.000Z level=WARN msg="pace: the limiter did not answer; keeping the plan" err="state: context canceled"` + "\n"
+		lostData         = `time=2026-10-25T05:00:00.000Z level=WARN msg="the limiter lost data: metered calls wait until every ledger that spent in the window has put its calls back" quota_key=k` + "\n"
+		outlived         = `time=2026-10-25T05:00:00.000Z level=WARN msg="the page in flight outlived the stop's bound: stopping now" bound=30s` + "\n"
+		late             = `time=2026-10-25T05:00:00.000Z level=WARN msg="the region catalogue was not read from the upstream within --start-timeout: the daemon plans on the one stored, and goes on reading it behind" catalogue=stored` + "\n"
+		copied           = `time=2026-10-25T05:00:00.000Z level=WARN msg="a worker ran on a copy of this database, and the copy's ledger holds calls this one lacks: counted in this worker's window" copy=copy.db calls=3` + "\n"
+		stall            = `time=2026-10-25T05:00:00.000Z level=WARN msg="quota limiter unreachable: cheap calls go ahead unmetered within each pool's fail_open budget" quota_key=k err="read tcp: i/o timeout"` + "\n"
+		refusedCatalogue = `time=2026-10-25T05:00:00.000Z level=WARN msg="the region catalogue was not read from the upstream: the stored one, else the built-in copy, serves" err="fetch the region catalogue i18nRegions.list: quota: i18nRegions.list refused until 2026-10-25T07:00:00Z"` + "\n"
+		backoff          = `time=2026-10-25T05:00:00.000Z level=WARN msg="backing off an upstream that fails every chart, as the database keeps it: no chart runs until then" cause="HTTP 503 backendError"` + "\n"
 	)
 	burst := func(from float64) func(h *History) {
 		return func(h *History) {
@@ -96,6 +97,8 @@ func TestCheckFindsAWarningNoFaultExplains(t *testing.T) {
 		{"a copy's calls counted with no copy", copied, nil, "1 WARN or ERROR lines"},
 		{"the Redis stalled", stall, func(h *History) { h.Stalls = []time.Time{at(5)} }, ""},
 		{"the Redis said unreachable with no stall", stall, func(h *History) { h.Stalls = []time.Time{at(4)} }, "1 WARN or ERROR lines"},
+		{"the limiter refuses the catalogue in a shape that spends its pool", refusedCatalogue, func(h *History) { h.Exhaust = true }, ""},
+		{"the limiter refuses the catalogue with room to spare", refusedCatalogue, nil, "1 WARN or ERROR lines"},
 		{"charts the pool cannot hold, on a pool that holds them",
 			`time=2026-10-25T00:00:00.000Z level=WARN msg="the schedule (--every 1h0m0s, 1 charts) cannot fit the quota: default: 24 units a day planned, 9500 allowed"` + "\n", nil, "1 WARN or ERROR lines"},
 	} {
