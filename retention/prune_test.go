@@ -121,6 +121,18 @@ func TestPruneBoundsWAL(t *testing.T) {
 	if _, err := db.Writer().Exec(`PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
 		t.Fatal(err)
 	}
+	pragmas := func() (cache, temp, auto int, err error) {
+		err = db.Writer().QueryRow(`SELECT (SELECT cache_size FROM pragma_cache_size), (SELECT temp_store FROM pragma_temp_store)`).
+			Scan(&cache, &temp)
+		if err == nil {
+			err = db.Writer().QueryRow(`PRAGMA wal_autocheckpoint`).Scan(&auto)
+		}
+		return cache, temp, auto, err
+	}
+	cache0, temp0, auto0, err := pragmas()
+	if err != nil {
+		t.Fatal(err)
+	}
 	const bound = 1 << 20
 	var peak int64
 	pr.beforeCheckpoint = func() { peak = max(peak, walSize(t, db)) }
@@ -137,15 +149,12 @@ func TestPruneBoundsWAL(t *testing.T) {
 	if n := walSize(t, db); n != 0 {
 		t.Errorf("WAL holds %d bytes after pruning, want 0", n)
 	}
-	var cache, temp, auto int
-	err = db.Writer().QueryRow(`SELECT (SELECT cache_size FROM pragma_cache_size), (SELECT temp_store FROM pragma_temp_store)`).
-		Scan(&cache, &temp)
-	if err == nil {
-		err = db.Writer().QueryRow(`PRAGMA wal_autocheckpoint`).Scan(&auto)
+	if auto0 != store.WALCheckpointAt/4096 {
+		t.Errorf("writer before pruning: wal_autocheckpoint %d, want %d", auto0, store.WALCheckpointAt/4096)
 	}
-	if want := store.WALCheckpointAt / 4096; err != nil || cache != -2000 || temp != 0 || auto != want {
-		t.Errorf("writer after pruning: cache_size %d, temp_store %d, wal_autocheckpoint %d (%v); want what it had back: -2000, 0 and %d",
-			cache, temp, auto, err, want)
+	if cache, temp, auto, err := pragmas(); err != nil || cache != cache0 || temp != temp0 || auto != auto0 {
+		t.Errorf("writer after pruning: cache_size %d, temp_store %d, wal_autocheckpoint %d (%v); want what it had back: %d, %d and %d",
+			cache, temp, auto, err, cache0, temp0, auto0)
 	}
 	if got.Runs != 20 || got.Entries != 800 || got.Videos != 800 {
 		t.Errorf("pruned %+v, want 20 runs, 800 entries, 800 videos", got)
