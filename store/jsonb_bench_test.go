@@ -33,7 +33,6 @@ func withTextJSON(b *testing.B, db *DB) {
 // same loop, on the text-JSON ones before them: "text/jsonb" is how many
 // times longer the older took, measured side by side on the same machine.
 func BenchmarkHourlyRunJSONB(b *testing.B) {
-	ctx := context.Background()
 	now, before := openTest(b), openTest(b)
 	withTextJSON(b, before)
 	c := newCorpus(4)
@@ -45,23 +44,7 @@ func BenchmarkHourlyRunJSONB(b *testing.B) {
 	at := t0
 	hour := func(db *DB) time.Duration {
 		start := time.Now()
-		id, err := db.StartRun(ctx, "US", "", ingest.Trending, at)
-		if err != nil {
-			b.Fatal(err)
-		}
-		var stats []ingest.VideoStats
-		for _, p := range pages {
-			p.Fetched = at
-			if err := db.SavePage(ctx, id, p); err != nil {
-				b.Fatal(err)
-			}
-			for _, v := range p.Videos {
-				stats = append(stats, ingest.VideoStats{ID: v.ID, At: at, ViewCount: *v.ViewCount, LikeCount: v.LikeCount, CommentCount: v.CommentCount})
-			}
-		}
-		if err := db.SaveStats(ctx, stats); err != nil {
-			b.Fatal(err)
-		}
+		landRun(b, db, "US", pages, at)
 		return time.Since(start)
 	}
 	for b.Loop() {
@@ -130,7 +113,6 @@ func (textRows) statRows(stats []ingest.VideoStats) (any, error) { return statsJ
 // text before them: "text/jsonb" is how many times longer the text took,
 // "alloc-text/jsonb" how many more bytes it allocated.
 func BenchmarkHourlyRunRowsJSONB(b *testing.B) {
-	ctx := context.Background()
 	now, before := openTest(b), openTest(b)
 	before.d = textRows{}
 	c := newCorpus(4)
@@ -145,23 +127,7 @@ func BenchmarkHourlyRunRowsJSONB(b *testing.B) {
 		var m0, m1 runtime.MemStats
 		runtime.ReadMemStats(&m0)
 		start := time.Now()
-		id, err := db.StartRun(ctx, "US", "", ingest.Trending, at)
-		if err != nil {
-			b.Fatal(err)
-		}
-		var stats []ingest.VideoStats
-		for _, p := range pages {
-			p.Fetched = at
-			if err := db.SavePage(ctx, id, p); err != nil {
-				b.Fatal(err)
-			}
-			for _, v := range p.Videos {
-				stats = append(stats, ingest.VideoStats{ID: v.ID, At: at, ViewCount: *v.ViewCount, LikeCount: v.LikeCount, CommentCount: v.CommentCount})
-			}
-		}
-		if err := db.SaveStats(ctx, stats); err != nil {
-			b.Fatal(err)
-		}
+		landRun(b, db, "US", pages, at)
 		took[i] += time.Since(start)
 		runtime.ReadMemStats(&m1)
 		alloc[i] += m1.TotalAlloc - m0.TotalAlloc
@@ -208,7 +174,6 @@ func fresh(b []byte, err error) (any, error) {
 // is how many more bytes the fresh ones allocated, "fresh/kept" how many
 // times longer they took.
 func BenchmarkHourlyRunRowsKept(b *testing.B) {
-	ctx := context.Background()
 	kept, before := openTest(b), openTest(b)
 	before.d = freshRows{}
 	c := newCorpus(4)
@@ -223,23 +188,7 @@ func BenchmarkHourlyRunRowsKept(b *testing.B) {
 		var m0, m1 runtime.MemStats
 		runtime.ReadMemStats(&m0)
 		start := time.Now()
-		id, err := db.StartRun(ctx, "US", "", ingest.Trending, at)
-		if err != nil {
-			b.Fatal(err)
-		}
-		var stats []ingest.VideoStats
-		for _, p := range pages {
-			p.Fetched = at
-			if err := db.SavePage(ctx, id, p); err != nil {
-				b.Fatal(err)
-			}
-			for _, v := range p.Videos {
-				stats = append(stats, ingest.VideoStats{ID: v.ID, At: at, ViewCount: *v.ViewCount, LikeCount: v.LikeCount, CommentCount: v.CommentCount})
-			}
-		}
-		if err := db.SaveStats(ctx, stats); err != nil {
-			b.Fatal(err)
-		}
+		landRun(b, db, "US", pages, at)
 		took[i] += time.Since(start)
 		runtime.ReadMemStats(&m1)
 		alloc[i] += m1.TotalAlloc - m0.TotalAlloc
@@ -256,4 +205,27 @@ func BenchmarkHourlyRunRowsKept(b *testing.B) {
 	}
 	b.ReportMetric(float64(took[1])/float64(took[0]), "fresh/kept")
 	b.ReportMetric(float64(alloc[1])/float64(alloc[0]), "alloc-fresh/kept")
+}
+
+// landRun stores what a chart's run stores at at: a run of pages in region,
+// and tracking's counts of their videos.
+func landRun(b *testing.B, db *DB, region string, pages []ingest.Page, at time.Time) {
+	ctx := context.Background()
+	id, err := db.StartRun(ctx, region, "", ingest.Trending, at)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var stats []ingest.VideoStats
+	for _, p := range pages {
+		p.Fetched = at
+		if err := db.SavePage(ctx, id, p); err != nil {
+			b.Fatal(err)
+		}
+		for _, v := range p.Videos {
+			stats = append(stats, ingest.VideoStats{ID: v.ID, At: at, ViewCount: *v.ViewCount, LikeCount: v.LikeCount, CommentCount: v.CommentCount})
+		}
+	}
+	if err := db.SaveStats(ctx, stats); err != nil {
+		b.Fatal(err)
+	}
 }

@@ -72,23 +72,7 @@ func BenchmarkHourlyRunTempStore(b *testing.B) {
 	hour := func(db *DB, i int) {
 		start, cpu0 := time.Now(), processCPU(b)
 		for region, pages := range regions {
-			id, err := db.StartRun(ctx, region, "", ingest.Trending, at)
-			if err != nil {
-				b.Fatal(err)
-			}
-			var stats []ingest.VideoStats
-			for _, p := range pages {
-				p.Fetched = at
-				if err := db.SavePage(ctx, id, p); err != nil {
-					b.Fatal(err)
-				}
-				for _, v := range p.Videos {
-					stats = append(stats, ingest.VideoStats{ID: v.ID, At: at, ViewCount: *v.ViewCount, LikeCount: v.LikeCount, CommentCount: v.CommentCount})
-				}
-			}
-			if err := db.SaveStats(ctx, stats); err != nil {
-				b.Fatal(err)
-			}
+			landRun(b, db, region, pages, at)
 		}
 		took[i] += time.Since(start)
 		cpu[i] += processCPU(b) - cpu0
