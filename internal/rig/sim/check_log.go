@@ -71,7 +71,7 @@ var explained = []explanation{
 	// A stall of the Redis past the limiter's timeout: the decisions it
 	// gave up on go ahead unmetered, said at the stall's moment
 	// (stallAnswer, as virtual time stands still while it lasts).
-	{regexp.MustCompile(`quota limiter (still )?unreachable`), (*History).stalled},
+	{regexp.MustCompile(`quota limiter (still )?unreachable|i/o timeout`), (*History).stalled},
 	// A worker back from a copy of its database counts the calls it made
 	// there, which its limiter's log lacks (docs/operations/growing.md).
 	{regexp.MustCompile(`a worker ran on a copy of this database|the calls of its own ledger that its log lacked`), (*History).cameBack},

@@ -56,6 +56,7 @@ func TestCheckFindsAWarningNoFaultExplains(t *testing.T) {
 		copied           = `time=2026-10-25T05:00:00.000Z level=WARN msg="a worker ran on a copy of this database, and the copy's ledger holds calls this one lacks: counted in this worker's window" copy=copy.db calls=3` + "\n"
 		stall            = `time=2026-10-25T05:00:00.000Z level=WARN msg="quota limiter unreachable: cheap calls go ahead unmetered within each pool's fail_open budget" quota_key=k err="read tcp: i/o timeout"` + "\n"
 		refusedCatalogue = `time=2026-10-25T05:00:00.000Z level=WARN msg="the region catalogue was not read from the upstream: the stored one, else the built-in copy, serves" err="fetch the region catalogue i18nRegions.list: quota: i18nRegions.list refused until 2026-10-25T07:00:00Z"` + "\n"
+		refund           = `time=2026-10-25T05:00:00.000Z level=WARN msg="reconcile a decision of unknown outcome" quota_key=k op=videos.list err="refund 1: read tcp 127.0.0.1:1->127.0.0.1:2: i/o timeout"` + "\n"
 		backoff          = `time=2026-10-25T05:00:00.000Z level=WARN msg="backing off an upstream that fails every chart, as the database keeps it: no chart runs until then" cause="HTTP 503 backendError"` + "\n"
 	)
 	burst := func(from float64) func(h *History) {
@@ -97,6 +98,8 @@ func TestCheckFindsAWarningNoFaultExplains(t *testing.T) {
 		{"a copy's calls counted with no copy", copied, nil, "1 WARN or ERROR lines"},
 		{"the Redis stalled", stall, func(h *History) { h.Stalls = []time.Time{at(5)} }, ""},
 		{"the Redis said unreachable with no stall", stall, func(h *History) { h.Stalls = []time.Time{at(4)} }, "1 WARN or ERROR lines"},
+		{"a refund the stalled Redis did not answer", refund, func(h *History) { h.Stalls = []time.Time{at(5)} }, ""},
+		{"a refund timed out with no stall", refund, nil, "1 WARN or ERROR lines"},
 		{"the limiter refuses the catalogue in a shape that spends its pool", refusedCatalogue, func(h *History) { h.Exhaust = true }, ""},
 		{"the limiter refuses the catalogue with room to spare", refusedCatalogue, nil, "1 WARN or ERROR lines"},
 		{"charts the pool cannot hold, on a pool that holds them",

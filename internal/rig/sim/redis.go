@@ -15,10 +15,12 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -160,7 +162,7 @@ func (c *RedisClock) DialHook(next redis.DialHook) redis.DialHook { return next 
 func (c *RedisClock) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		c.before(cmd)
-		return next(ctx, cmd)
+		return c.after(next(ctx, cmd))
 	}
 }
 
@@ -168,8 +170,25 @@ func (c *RedisClock) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 func (c *RedisClock) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		c.before(cmds...)
-		return next(ctx, cmds)
+		return c.after(next(ctx, cmds))
 	}
+}
+
+// after records a command the server did not answer within its deadline
+// as a stall of its own: the deadline runs on the kernel's clock, so a
+// busy machine that keeps a real Redis from answering in time makes one,
+// as it does in production, and the world says when.
+func (c *RedisClock) after(err error) error {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, redis.ErrPoolTimeout) {
+		now := time.Now()
+		c.mu.Lock()
+		if n := len(c.stalled); n == 0 || !c.stalled[n-1].Equal(now) {
+			c.stalled = append(c.stalled, now)
+		}
+		c.mu.Unlock()
+	}
+	return err
 }
 
 // stallAt has the server stopped for stallFor by the first decision of

@@ -3,6 +3,8 @@ package sim
 import (
 	"context"
 	"errors"
+	"slices"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -58,6 +60,55 @@ func TestRedisFollowsVirtualTime(t *testing.T) {
 		time.Sleep(2 * time.Hour)
 		if err := c.Get(ctx, "k").Err(); !errors.Is(err, redis.Nil) {
 			t.Fatalf("a key of an hour, 2 hours on: %v, want it gone", err)
+		}
+	})
+}
+
+// TestRedisStallsAreTheWorlds: a stall due stops the server at the next
+// decision, which then meets its deadline, and a command the stopped server
+// does not answer in time is a stall too; each is said at its moment, once.
+func TestRedisStallsAreTheWorlds(t *testing.T) {
+	srv, vc := virtualRedis(t)
+	vc.Server = srv
+	synctest.Test(t, func(t *testing.T) {
+		time.Sleep(time.Until(time.Date(2026, 10, 3, 12, 0, 0, 0, time.UTC)))
+		c, err := quota.Dial("redis://"+srv.Addr+"/0", "REDIS_URL")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.AddHook(vc)
+		bounded := func(args ...any) error {
+			ctx, cancel := context.WithTimeout(context.Background(), quota.DefaultTimeout)
+			defer cancel()
+			return c.Do(ctx, args...).Err()
+		}
+		first := time.Now().Add(time.Minute)
+		vc.stallAt([]time.Time{first})
+		if err := bounded("PING"); err != nil {
+			t.Fatalf("a command before the stall is due: %v", err)
+		}
+		time.Sleep(time.Minute)
+		if err := bounded("ECHO", "busy"); err != nil {
+			t.Fatalf("a command that is no decision, the stall due: %v", err)
+		}
+		if err := bounded("ECHO", "spend"); err == nil {
+			t.Fatal("the decision the stall stopped was answered")
+		}
+		time.Sleep(time.Minute)
+		for bounded("PING") != nil { // the server runs again stallFor later, in the kernel's time
+		}
+		if err := srv.Signal(syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		second := time.Now()
+		err = bounded("PING")
+		srv.Signal(syscall.SIGCONT)
+		if err == nil {
+			t.Fatal("a stopped server answered")
+		}
+		if got := vc.stalls(); !slices.Equal(got, []time.Time{first, second}) {
+			t.Errorf("stalls %v, want %v", got, []time.Time{first, second})
 		}
 	})
 }

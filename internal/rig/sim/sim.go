@@ -123,7 +123,9 @@ type History struct {
 	Losses []time.Time // the Redis lost its data (RedisLoss)
 	Looks  []Look      // the limiter's counts, lossLook after each loss
 	Peers  []Join      // the joins of a worker of another database, in Joins too
-	Stalls []time.Time // the Redis stopped for stallFor (RedisStalls)
+	// Stalls are when the Redis stopped for stallFor (RedisStalls), or
+	// did not answer a command within its deadline.
+	Stalls []time.Time
 	// Backfilled are the Backfills as they ran; SearchResults, when each
 	// search result the database holds at the end was fetched.
 	Backfilled    []Backfilled
