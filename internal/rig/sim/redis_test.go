@@ -28,19 +28,28 @@ func virtualRedis(t *testing.T) (*redistest.Server, *RedisClock) {
 	return redistest.StartEnv(t, c.Env), c
 }
 
+// virtualClient is the product's own client of srv, its clock set by vc
+// before each command, in a bubble moved to a day in October 2026; it is
+// closed when the test ends.
+func virtualClient(t *testing.T, srv *redistest.Server, vc *RedisClock) redis.UniversalClient {
+	t.Helper()
+	time.Sleep(time.Until(time.Date(2026, 10, 3, 12, 0, 0, 0, time.UTC)))
+	c, err := quota.Dial("redis://"+srv.Addr+"/0", "REDIS_URL")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.AddHook(vc)
+	return c
+}
+
 // TestRedisFollowsVirtualTime: through the product's own client, TIME
 // answers the bubble's time, a key's TTL runs out on it, and a command in
 // flight holds virtual time still, in a world before the wall clock.
 func TestRedisFollowsVirtualTime(t *testing.T) {
 	srv, vc := virtualRedis(t)
 	synctest.Test(t, func(t *testing.T) {
-		time.Sleep(time.Until(time.Date(2026, 10, 3, 12, 0, 0, 0, time.UTC)))
-		c, err := quota.Dial("redis://"+srv.Addr+"/0", "REDIS_URL")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		c.AddHook(vc)
+		c := virtualClient(t, srv, vc)
 		ctx := context.Background()
 		sent := time.Now()
 		got, err := c.Time(ctx).Result()
@@ -71,13 +80,7 @@ func TestRedisStallsAreTheWorlds(t *testing.T) {
 	srv, vc := virtualRedis(t)
 	vc.Server = srv
 	synctest.Test(t, func(t *testing.T) {
-		time.Sleep(time.Until(time.Date(2026, 10, 3, 12, 0, 0, 0, time.UTC)))
-		c, err := quota.Dial("redis://"+srv.Addr+"/0", "REDIS_URL")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		c.AddHook(vc)
+		c := virtualClient(t, srv, vc)
 		bounded := func(args ...any) error {
 			ctx, cancel := context.WithTimeout(context.Background(), quota.DefaultTimeout)
 			defer cancel()
@@ -102,7 +105,7 @@ func TestRedisStallsAreTheWorlds(t *testing.T) {
 			t.Fatal(err)
 		}
 		second := time.Now()
-		err = bounded("PING")
+		err := bounded("PING")
 		srv.Signal(syscall.SIGCONT)
 		if err == nil {
 			t.Fatal("a stopped server answered")
