@@ -22,7 +22,8 @@ var afterCharts = []struct {
 // last stagger step in, a quarter (the prune) or a half (tracking) into
 // that step. The step is the period over the charts' slots, at least the
 // default regions' (regions.Stagger), computed here from --regions and
-// --every, not read from the schedule.
+// --every, not read from the schedule. A slot is held at the grain the
+// runs table keeps it, the millisecond.
 func checkAfterCharts(h *History) []string {
 	slots := time.Duration(max(len(h.Charts)*len(h.categories()), len(regions.Default)))
 	var out []string
@@ -36,12 +37,14 @@ func checkAfterCharts(h *History) []string {
 		}
 		step := every / slots
 		phase := every - step + step/time.Duration(a.part)
+		// a run's slot is stored to the millisecond, cut down
+		stored := phase.Truncate(time.Millisecond)
 		var wrong []string
 		for _, p := range h.Passes {
 			if p.Entry != a.entry || p.Slot.IsZero() {
 				continue
 			}
-			if got := p.Slot.Sub(time.Unix(0, 0)) % every; got != phase || p.Started.Before(p.Slot) {
+			if got := p.Slot.Sub(time.Unix(0, 0)) % every; got != stored || p.Started.Before(p.Slot) {
 				wrong = append(wrong, fmt.Sprintf("%s (started %s), %s into its period", p.Slot.UTC().Format(time.RFC3339),
 					p.Started.UTC().Format(time.TimeOnly), got))
 			}

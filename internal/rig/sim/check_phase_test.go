@@ -1,9 +1,12 @@
 package sim
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ingestworks/ingest/regions"
 )
 
 // housekeepingPasses are a day of the refresh and the prune at every slot
@@ -58,6 +61,23 @@ func TestCheckFindsThePruneOrTrackingAtAnotherSlot(t *testing.T) {
 	track.Passes = append(track.Passes, Pass{Entry: "track", Status: "completed", Started: at, Slot: at})
 	if f := checkAfterCharts(track); len(f) != 0 {
 		t.Errorf("tracking in the middle of the last slot of 5m: %q", f)
+	}
+	// every region: 110 slots of an hour, the phase not a whole
+	// millisecond; the runs table keeps the slot to the millisecond
+	all := history(hourly(24, 1), hourly(24, 60), 1)
+	all.Charts = nil
+	for i := range 110 {
+		all.Charts = append(all.Charts, regions.Chart{Code: fmt.Sprintf("R%d", i)})
+	}
+	all.Passes = nil
+	stored := t0.Add(59*time.Minute + 35454*time.Millisecond)
+	all.Passes = append(all.Passes, Pass{Entry: "prune", Status: "completed", Started: stored, Slot: stored})
+	if f := checkAfterCharts(all); len(f) != 0 {
+		t.Errorf("the prune at every region, its slot as the runs table keeps it: %q", f)
+	}
+	all.Passes[0].Slot = stored.Add(-time.Millisecond)
+	if f := checkAfterCharts(all); len(f) != 1 || !strings.Contains(f[0], "59m35.453s into its period") {
+		t.Errorf("the prune at every region a millisecond early: %q", f)
 	}
 	track.Passes[len(track.Passes)-1].Slot = t0.Add(4 * time.Minute)
 	if f := checkAfterCharts(track); len(f) != 1 || !strings.Contains(f[0], "track: 1 passes ran for a slot other than 4m41.25s into each period of 5m0s") {
