@@ -1,11 +1,12 @@
 package fakeyt
 
 import (
-	"compress/gzip"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/klauspost/compress/gzip"
 )
 
 // send writes an answer as the upstream's front end does: gzipped when the
@@ -36,9 +37,11 @@ func (f *Fake) send(w http.ResponseWriter, r *http.Request, status int, body []b
 
 // gzipWriters are reused, each reset for an answer: a writer's tables are
 // most of what compressing allocates, and the fake's own work is inside
-// every measured day's. The fastest level keeps that work small; the
-// upstream's own level is unknown, so a measured ratio of bytes is the
-// fast level's, which compresses no better than a slower one.
+// every measured day's. The fastest level keeps that work small, and
+// klauspost's gzip at it is faster than the standard library's for bytes
+// about as few, measured side by side; the upstream's own level is unknown,
+// so a measured ratio of bytes is the fast level's, which compresses no
+// better than a slower one.
 var gzipWriters = sync.Pool{New: func() any {
 	zw, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed) // the level is valid
 	return zw
