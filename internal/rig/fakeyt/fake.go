@@ -359,30 +359,39 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) { f.ServeAnswer
 // it was before it was encoded for the wire (wire.go): what its client
 // reads once it has decoded it, so that a rig counts both without
 // decoding it again. It is nil when nothing was sent (the client gave up
-// during the latency).
-func (f *Fake) ServeAnswer(w http.ResponseWriter, r *http.Request) []byte {
+// during the latency). cut says the answer is one MalformNext cut short,
+// so that a rig tells it without parsing the JSON again.
+func (f *Fake) ServeAnswer(w http.ResponseWriter, r *http.Request) (plain []byte, cut bool) {
 	start := time.Now()
 	if r.URL.Path == DiscoveryPath {
-		return f.discovery(w, r, start)
+		return f.discovery(w, r, start), false
 	}
 	if r.URL.Query().Get("key") == "" {
 		f.keyless.Add(1)
 	} else {
 		f.requests.Add(1)
 	}
-	status, body := f.respond(r)
+	a := f.respond(r)
 	// The latency runs from the request's arrival, so that the fake's own
 	// work is inside it, as the upstream's is.
 	if !f.wait(r.Context(), start) {
-		return nil
+		return nil, false
 	}
-	f.send(w, r, status, body)
-	return body
+	f.send(w, r, a.status, a.body)
+	return a.body, a.cut
+}
+
+// answer is what respond built: its status, its JSON, and whether that
+// JSON was cut short on purpose (MalformNext).
+type answer struct {
+	status int
+	body   []byte
+	cut    bool
 }
 
 // respond charges the call and builds its answer: an injected fault, an
 // error of the request, or the page.
-func (f *Fake) respond(r *http.Request) (int, []byte) {
+func (f *Fake) respond(r *http.Request) answer {
 	o, ok := operationAt(r.URL.Path)
 	if !ok || handlers[o.Name] == nil || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
 		return encode(http.StatusNotFound, errNotFound(r.URL.Path))
@@ -479,7 +488,7 @@ func (f *Fake) chartMissing(region string) bool {
 
 // encodeBody encodes a successful answer, cut to sel (partial.go; nil:
 // whole), truncated when MalformNext asks.
-func (f *Fake) encodeBody(v any, sel selection) (int, []byte) {
+func (f *Fake) encodeBody(v any, sel selection) answer {
 	var b []byte
 	var err error
 	if sel == nil {
@@ -497,21 +506,22 @@ func (f *Fake) encodeBody(v any, sel selection) (int, []byte) {
 	if err != nil {
 		return encode(http.StatusInternalServerError, errBackend(http.StatusInternalServerError))
 	}
+	a := answer{status: http.StatusOK, body: b}
 	f.mu.Lock()
 	if f.malformed > 0 {
 		f.malformed--
-		b = b[:len(b)/2]
+		a.body, a.cut = b[:len(b)/2], true
 	}
 	f.mu.Unlock()
-	return http.StatusOK, b
+	return a
 }
 
 // wholeBufs hold a whole answer while it is cut to its fields.
 var wholeBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-func encode(status int, v any) (int, []byte) {
+func encode(status int, v any) answer {
 	b, _ := json.Marshal(v)
-	return status, b
+	return answer{status: status, body: b}
 }
 
 // DiscoveryPath is the API's discovery document, which the upstream serves

@@ -22,7 +22,7 @@ func BenchmarkSendGzip(b *testing.B) {
 	q := url.Values{"key": {key}, "part": {"snippet,contentDetails,statistics"}, "chart": {"mostPopular"}, "regionCode": {"US"},
 		"maxResults": {"50"}, "fields": {ingest.Fields(ingest.Keeps(ingest.OpVideosList))}}
 	req := httptest.NewRequest(http.MethodGet, basePath+"videos?"+q.Encode(), nil)
-	body := New().ServeAnswer(httptest.NewRecorder(), req)
+	body, _ := New().ServeAnswer(httptest.NewRecorder(), req)
 	if len(body) == 0 {
 		b.Fatal("no answer to compress")
 	}

@@ -3,6 +3,7 @@ package fakeyt
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"io"
 	"maps"
 	"net/http"
@@ -135,7 +136,7 @@ func TestServeAnswerReturnsWhatIsDecoded(t *testing.T) {
 		req.Header.Set("Accept-Encoding", "gzip")
 		req.Header.Set("User-Agent", ua)
 		rec := httptest.NewRecorder()
-		plain := f.ServeAnswer(rec, req)
+		plain, _ := f.ServeAnswer(rec, req)
 		wire := rec.Body.Bytes()
 		if rec.Header().Get("Content-Encoding") == "gzip" {
 			wire = gunzip(t, wire)
@@ -143,5 +144,25 @@ func TestServeAnswerReturnsWhatIsDecoded(t *testing.T) {
 		if len(plain) == 0 || !bytes.Equal(plain, wire) {
 			t.Errorf("User-Agent %q: ServeAnswer returned %d bytes, the wire decodes to %d", ua, len(plain), len(wire))
 		}
+	}
+}
+
+// TestServeAnswerSaysItsCut: ServeAnswer says which answers MalformNext
+// cut short, those and no other, so that a rig needs no parse of its own
+// to tell them.
+func TestServeAnswerSaysItsCut(t *testing.T) {
+	t.Parallel()
+	f := New()
+	f.MalformNext(1)
+	for i, want := range []bool{true, false} {
+		req, _ := http.NewRequest(http.MethodGet, basePath+"videos?"+chartQuery("GB", ""), nil)
+		plain, cut := f.ServeAnswer(httptest.NewRecorder(), req)
+		if cut != want || json.Valid(plain) == cut {
+			t.Errorf("answer %d: cut %v, valid JSON %v; want cut %v", i, cut, json.Valid(plain), want)
+		}
+	}
+	req, _ := http.NewRequest(http.MethodGet, basePath+"videos?key="+key, nil) // an error's answer
+	if plain, cut := f.ServeAnswer(httptest.NewRecorder(), req); cut || !json.Valid(plain) {
+		t.Errorf("an error's answer: cut %v, valid JSON %v", cut, json.Valid(plain))
 	}
 }

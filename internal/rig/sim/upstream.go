@@ -145,7 +145,7 @@ func (u *Upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	rec := httptest.NewRecorder()
-	plain := u.Fake.ServeAnswer(rec, req)
+	plain, cut := u.Fake.ServeAnswer(rec, req)
 	q := req.URL.Query()
 	var h *hold
 	if q.Get("key") == "" && strings.HasSuffix(req.URL.Path, "/discovery/v1/apis/youtube/v3/rest") {
@@ -155,7 +155,7 @@ func (u *Upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if q.Get("key") != "" {
 		c := Call{At: time.Now(), Path: req.URL.Path, Status: rec.Code, Bytes: rec.Body.Len(), JSON: len(plain), Kind: kind(req.URL.Path, q),
-			Cut: rec.Code == http.StatusOK && !json.Valid(plain)}
+			Cut: rec.Code == http.StatusOK && cut}
 		switch c.Kind {
 		case KindChart:
 			c.Region, c.Category, c.Page = q.Get("regionCode"), q.Get("videoCategoryId"), q.Get("pageToken")
