@@ -12,6 +12,7 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/schollz/progressbar/v3 v3.19.1
+	github.com/segmentio/encoding v0.5.4
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9
 	golang.org/x/sys v0.49.0
@@ -24,6 +25,7 @@ require (
 
 require (
 	github.com/mmcdole/goxpp/v2 v2.0.0 // indirect
+	github.com/segmentio/asm v1.1.3 // indirect
 	golang.org/x/mod v0.42.0 // indirect
 )
 

@@ -7,8 +7,9 @@
 // (ingest.QuotaExhaustedError, ingest.ErrBadKey, ingest.ErrNoChart,
 // ingest.ErrInvalidPageToken), hidden counts kept apart from zero, each
 // answer asked for only what is kept of it (fields=, from ingest.Keeps)
-// and gzipped on the wire, read with an inflater reused (gzip.go), and an
-// API key that never shows in an error or a log line.
+// and gzipped on the wire, read with an inflater reused (gzip.go) and
+// decoded once (decode.go), and an API key that never shows in an error or
+// a log line.
 package fetch
 
 import (

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -83,7 +82,7 @@ func withDecode(ctx context.Context, into any) (context.Context, *decoding) {
 const emptyAnswer = "{}"
 
 // answerBufs hold an answer's bytes while it is decoded: every call's
-// answer is about the size of the last, and json.Unmarshal copies what it
+// answer is about the size of the last, and the decoder copies what it
 // keeps, so a buffer serves the next call rather than become garbage.
 var answerBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
@@ -116,7 +115,7 @@ func (t *keyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, redactErr(err, t.key)
 	}
 	if decode {
-		d.err = json.Unmarshal(buf.Bytes(), d.into)
+		d.err = decodeAnswer(buf.Bytes(), d.into)
 		res.Body, res.ContentLength = io.NopCloser(strings.NewReader(emptyAnswer)), int64(len(emptyAnswer))
 		return res, nil
 	}
