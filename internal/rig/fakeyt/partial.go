@@ -320,17 +320,9 @@ func (p *pruner) skip() error {
 	for p.i < len(p.b) {
 		switch c := p.b[p.i]; c {
 		case '"':
-			p.i++
-			for p.i < len(p.b) && p.b[p.i] != '"' {
-				if p.b[p.i] == '\\' {
-					p.i++
-				}
-				p.i++
+			if err := p.str(); err != nil {
+				return err
 			}
-			if p.i >= len(p.b) {
-				return errCut
-			}
-			p.i++
 		case '{', '[':
 			depth++
 			p.i++
@@ -356,6 +348,29 @@ func (p *pruner) skip() error {
 		return errCut
 	}
 	return nil
+}
+
+// str steps over the string at i, to its closing quote: the next quote
+// that no odd run of backslashes escapes, found a quote at a time by
+// bytes.IndexByte rather than a byte at a time, as strings are most of an
+// answer's bytes.
+func (p *pruner) str() error {
+	p.i++ // the opening quote
+	for {
+		j := bytes.IndexByte(p.b[p.i:], '"')
+		if j < 0 {
+			p.i = len(p.b)
+			return errCut
+		}
+		q, escapes := p.i+j, 0
+		for q-1-escapes >= p.i && p.b[q-1-escapes] == '\\' {
+			escapes++
+		}
+		p.i = q + 1
+		if escapes%2 == 0 {
+			return nil
+		}
+	}
 }
 
 // errFields is the upstream's answer to a fields= it cannot read, or one
