@@ -28,7 +28,6 @@
 package fakeyt
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -36,6 +35,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	fastjson "github.com/segmentio/encoding/json"
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/regions"
@@ -492,15 +493,14 @@ func (f *Fake) encodeBody(v any, sel selection) answer {
 	var b []byte
 	var err error
 	if sel == nil {
-		b, err = json.Marshal(v)
+		b, err = marshal(v)
 	} else {
 		// The whole answer is only read, to be cut: it is encoded into a
 		// buffer the next answer reuses, and the cut is the answer.
-		buf := wholeBufs.Get().(*bytes.Buffer)
-		defer wholeBufs.Put(buf)
-		buf.Reset()
-		if err = json.NewEncoder(buf).Encode(v); err == nil {
-			b, err = prune(buf.Bytes(), sel)
+		whole := wholeBufs.Get().(*[]byte)
+		defer wholeBufs.Put(whole)
+		if *whole, err = appendJSON((*whole)[:0], v); err == nil {
+			b, err = prune(*whole, sel)
 		}
 	}
 	if err != nil {
@@ -517,7 +517,18 @@ func (f *Fake) encodeBody(v any, sel selection) answer {
 }
 
 // wholeBufs hold a whole answer while it is cut to its fields.
-var wholeBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+var wholeBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// appendJSON appends v's JSON to b as encoding/json's Marshal writes it
+// (HTML escaped, maps' keys sorted), with segmentio's encoder: the fake
+// encodes every answer whole before its cut, and its work is inside every
+// measured day's.
+func appendJSON(b []byte, v any) ([]byte, error) {
+	return fastjson.Append(b, v, fastjson.EscapeHTML|fastjson.SortMapKeys)
+}
+
+// marshal is v's JSON in a slice of its own.
+func marshal(v any) ([]byte, error) { return appendJSON(nil, v) }
 
 func encode(status int, v any) answer {
 	b, _ := json.Marshal(v)
