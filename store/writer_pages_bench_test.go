@@ -2,20 +2,23 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 )
 
 // BenchmarkHourlyRunWriterCache stores the hourly runs of eight regions'
-// charts on a writer as Open leaves it (SQLite's own page cache and no
-// memory map), and, in the same loop, on one with a larger page cache and
-// on one that maps the file: "cpu-cache/default" and "cpu-mmap/default"
-// are how many times the process's CPU each took. A page's rows lie apart
-// in the tables, so each commit reads pages the cache may not hold.
+// charts on a writer as Open leaves it (SQLite's own page cache, no
+// memory map, a checkpoint at WALCheckpointAt), and, in the same loop, on
+// one with a larger page cache, on one that maps the file and on one that
+// checkpoints only at WALLimit: "cpu-cache/default", "cpu-mmap/default"
+// and "cpu-ckpt/default" are how many times the process's CPU each took.
+// A page's rows lie apart in the tables, so each commit reads pages the
+// cache may not hold, and a checkpoint copies each page the WAL holds.
 func BenchmarkHourlyRunWriterCache(b *testing.B) {
 	ctx := context.Background()
-	dbs := []*DB{openTest(b), openTest(b), openTest(b)}
-	for i, pragma := range []string{"", `PRAGMA cache_size = -16384`, `PRAGMA mmap_size = 268435456`} {
+	dbs := []*DB{openTest(b), openTest(b), openTest(b), openTest(b)}
+	for i, pragma := range []string{"", `PRAGMA cache_size = -16384`, `PRAGMA mmap_size = 268435456`, fmt.Sprintf(`PRAGMA wal_autocheckpoint = %d`, WALLimit/defaultPageSize)} {
 		if pragma == "" {
 			continue
 		}
@@ -25,7 +28,7 @@ func BenchmarkHourlyRunWriterCache(b *testing.B) {
 	}
 	charts := newHourlyCharts()
 	charts.seed(b, dbs...)
-	var cpu [3]time.Duration
+	var cpu [4]time.Duration
 	at := t0
 	for b.Loop() {
 		at = at.Add(time.Hour)
@@ -38,6 +41,7 @@ func BenchmarkHourlyRunWriterCache(b *testing.B) {
 	}
 	b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "cpu-cache/default")
 	b.ReportMetric(float64(cpu[2])/float64(cpu[0]), "cpu-mmap/default")
+	b.ReportMetric(float64(cpu[3])/float64(cpu[0]), "cpu-ckpt/default")
 }
 
 // BenchmarkPageWALFrames counts the pages a chart page's transaction
