@@ -89,7 +89,13 @@ func searches(ctx context.Context, client *http.Client, i int, s Served, up func
 func search(ctx context.Context, client *http.Client, ask Searched, up func() bool) Searched {
 	ask.At = time.Now()
 	was := up()
-	defer func() { ask.Down = !was || !up() }()
+	ask = ask.read(ctx, client)
+	ask.Down = !was || !up()
+	return ask
+}
+
+// read is ask with the hits of its pages, or the error that stopped it.
+func (ask Searched) read(ctx context.Context, client *http.Client) Searched {
 	q := url.Values{"q": {ask.Query}, "limit": {"50"}}
 	if ask.Region != "" {
 		q.Set("region", ask.Region)
