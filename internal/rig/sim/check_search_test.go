@@ -1,6 +1,9 @@
 package sim
 
 import (
+	"context"
+	"net"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -54,5 +57,18 @@ func TestCheckFindsASearchThatBrokeItsFilters(t *testing.T) {
 	deeper.Searched = append(deeper.Searched, Searched{Query: "x", Want: "a09", Down: true, Err: "dial: closed"})
 	if f := checkSearches(deeper); len(f) != 1 || !strings.Contains(f[0], "0 finding a video they knew: the search was not checked") {
 		t.Errorf("the known video past the pages read, a search while down: %q", f)
+	}
+}
+
+type refused struct{}
+
+func (refused) RoundTrip(*http.Request) (*http.Response, error) { return nil, net.ErrClosed }
+
+func TestSearchThatMetTheProcessDownIsSaidDown(t *testing.T) {
+	client := &http.Client{Transport: refused{}}
+	lives := []bool{true, false} // up at the start, down at the end
+	s := search(context.Background(), client, Searched{Query: "football"}, func() bool { up := lives[0]; lives = lives[1:]; return up })
+	if !s.Down || s.Err == "" {
+		t.Errorf("a search the stop cut short: down %t, err %q", s.Down, s.Err)
 	}
 }
