@@ -15,7 +15,7 @@ import (
 // read as deep as they go). Readers served charts that never met a
 // filtered search with hits, or a video they knew found, checked nothing.
 func checkSearches(h *History) []string {
-	if !h.Readers {
+	if !h.Readers || h.NoSearches {
 		return nil
 	}
 	var wrong []string

@@ -143,9 +143,9 @@ const readEvery = 30 * time.Minute
 
 // readers asks the site for a chart's JSON and then its page, about
 // every readEvery (drawn from the seed), the US chart and one of the
-// configured charts in turn, until ctx ends; then it returns what it was
-// served.
-func readers(ctx context.Context, seed uint64, charts []regions.Chart, net *pipes, up func() bool) ([]Served, []PlanRead, []Searched) {
+// configured charts in turn, and searches after each unless told not to,
+// until ctx ends; then it returns what it was served.
+func readers(ctx context.Context, seed uint64, charts []regions.Chart, net *pipes, up func() bool, search bool) ([]Served, []PlanRead, []Searched) {
 	rng := rand.New(rand.NewPCG(seed, 0x4ead))
 	client := &http.Client{Transport: &http.Transport{DialContext: net.dial, DisableKeepAlives: true}}
 	var out []Served
@@ -176,7 +176,9 @@ func readers(ctx context.Context, seed uint64, charts []regions.Chart, net *pipe
 			return out, plans, searched // the read the simulation's end cut short
 		}
 		out = append(out, s)
-		searched = append(searched, searches(ctx, client, i, s, up)...)
+		if search {
+			searched = append(searched, searches(ctx, client, i, s, up)...)
+		}
 	}
 }
 

@@ -55,6 +55,10 @@ type Config struct {
 	// Readers serves the site on the daemon's --listen and has readers
 	// ask it for charts through the simulation (readers.go).
 	Readers bool
+	// NoSearches has the readers read charts and never search: a day
+	// measured beside an older tree asks its site what that tree's
+	// readers asked.
+	NoSearches bool
 	// Restarts stop the process without the nemesis, this long after
 	// Start each, and start it again shortly after: a long history's
 	// process meets what it left in the database, as an upgrade's does.
@@ -250,7 +254,7 @@ func Simulate(c Config) (*History, error) {
 		looked := make(chan []OperatorRead, 1)
 		go func() { looked <- operator(ctx, c.Seed, listen, running) }()
 		go func() {
-			s, plans, search := readers(ctx, c.Seed, h.Charts, listen, running)
+			s, plans, search := readers(ctx, c.Seed, h.Charts, listen, running, !c.NoSearches)
 			served <- reads{s, plans, <-looked, search}
 		}()
 	}
