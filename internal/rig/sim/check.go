@@ -51,6 +51,7 @@ func Check(h *History) []string {
 	out = append(out, checkBatches(h)...)
 	out = append(out, checkSlotsServed(h)...)
 	out = append(out, checkDropsSaid(h)...)
+	out = append(out, checkLowerDropped(h)...)
 	out = append(out, checkClockAsked(h)...)
 	out = append(out, checkCopiesRefused(h)...)
 	out = append(out, checkRefilled(h)...)
