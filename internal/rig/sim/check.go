@@ -37,6 +37,7 @@ func Check(h *History) []string {
 	out = append(out, checkRoomTaken(h)...)
 	out = append(out, checkCharged(h)...)
 	out = append(out, checkFailOpen(h)...)
+	out = append(out, checkUnknownsSettled(h)...)
 	out = append(out, checkTerms(h)...)
 	out = append(out, checkJoins(h)...)
 	out = append(out, checkFulls(h)...)
