@@ -59,6 +59,8 @@ func Check(h *History) []string {
 	out = append(out, checkAfterCharts(h)...)
 	out = append(out, checkBackfills(h)...)
 	out = append(out, checkSearchPruned(h)...)
+	out = append(out, checkRanks(h)...)
+	out = append(out, checkSearches(h)...)
 	out = append(out, checkOperator(h)...)
 	out = append(out, checkLog(h)...)
 	return out

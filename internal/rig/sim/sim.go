@@ -138,6 +138,11 @@ type History struct {
 	// Before, `ingest report` on the host before the first start.
 	Operator []OperatorRead
 	Before   Before
+	// Searched are the readers' searches (search_reads.go); Ranked, the
+	// entries the database holds at the end for each run a reader was
+	// served, by run, in rank order.
+	Searched []Searched
+	Ranked   map[int64][]Shown
 
 	spans  []Interval         // the faults' spans, once read
 	counts map[string][]int64 // each pool's window at each call, once read
@@ -236,6 +241,7 @@ func Simulate(c Config) (*History, error) {
 		served []Served
 		plans  []PlanRead
 		looks  []OperatorRead
+		search []Searched
 	}
 	served := make(chan reads, 1)
 	stopReading := func() {}
@@ -247,8 +253,8 @@ func Simulate(c Config) (*History, error) {
 		looked := make(chan []OperatorRead, 1)
 		go func() { looked <- operator(ctx, c.Seed, listen, running) }()
 		go func() {
-			s, plans := readers(ctx, c.Seed, h.Charts, listen, running)
-			served <- reads{s, plans, <-looked}
+			s, plans, search := readers(ctx, c.Seed, h.Charts, listen, running)
+			served <- reads{s, plans, <-looked, search}
 		}()
 	}
 	h.Before = reportBefore(dsn, c.Shape, log)
@@ -319,7 +325,7 @@ func Simulate(c Config) (*History, error) {
 	stopReading()
 	if c.Readers {
 		r := <-served
-		h.Served, h.Plans, h.Operator = r.served, r.plans, r.looks
+		h.Served, h.Plans, h.Operator, h.Searched = r.served, r.plans, r.looks, r.search
 	}
 	if err := p.Load().stop(); err != nil {
 		return h, fmt.Errorf("the daemon at %s: %w", time.Now().UTC().Format(time.RFC3339), err)
@@ -364,6 +370,9 @@ func (h *History) read(dsn string) error {
 		return err
 	}
 	if h.SearchResults, err = readSearchResults(ctx, db.DB); err != nil {
+		return err
+	}
+	if h.Ranked, err = readRanked(ctx, db.DB, h.Served); err != nil {
 		return err
 	}
 	for i := range h.Terms {
