@@ -111,8 +111,11 @@ type History struct {
 	Faults []Fault         // the upstream failed calls
 	Served []Served        // what readers were answered
 	Ledger []Entry         // the database's quota ledger
-	Plans  []PlanRead      // the plans readers read, one a life of the process
-	Copies []Copy          // a db copy's looks beside each life (copies.go)
+	// Unknowns are the decisions of unknown outcome the databases' ledgers
+	// keep at the end (check_unknown.go).
+	Unknowns []Unknown
+	Plans    []PlanRead // the plans readers read, one a life of the process
+	Copies   []Copy     // a db copy's looks beside each life (copies.go)
 	// Forgotten are the videos the upstream forgot; Tombstones, the
 	// database's videos deleted as gone, by id, when (videos_gone).
 	Forgotten  []Gone
@@ -362,6 +365,9 @@ func (h *History) read(dsn string) error {
 		return err
 	}
 	if h.Ledger, err = readLedger(ctx, db.DB); err != nil {
+		return err
+	}
+	if h.Unknowns, err = readUnknowns(ctx, db.DB, false); err != nil {
 		return err
 	}
 	if h.Tombstones, err = readTombstones(ctx, db.DB); err != nil {
@@ -703,15 +709,16 @@ type Entry struct {
 	Units     int64
 	At        time.Time
 	GivenBack bool
-	Unmetered bool // admitted while the limiter could not be reached
-	Peer      bool // in the other worker's database (readPeer)
+	Unmetered bool  // admitted while the limiter could not be reached
+	Peer      bool  // in the other worker's database (readPeer)
+	Seq       int64 // the order its database recorded it in
 }
 
 // readLedger is the quota ledger, in the order the calls were admitted.
 func readLedger(ctx context.Context, db *store.DB) ([]Entry, error) {
 	rows, err := db.Reader().QueryContext(ctx, `SELECT l.pool, l.units, l.at_ms,
 		EXISTS (SELECT 1 FROM ledger_given_back g WHERE g.quota_key = l.quota_key AND g.call_id = l.call_id),
-		l.unmetered
+		l.unmetered, l.seq
 		FROM ledger l ORDER BY l.at_ms`)
 	if err != nil {
 		return nil, err
@@ -721,7 +728,7 @@ func readLedger(ctx context.Context, db *store.DB) ([]Entry, error) {
 	for rows.Next() {
 		var e Entry
 		var at int64
-		if err := rows.Scan(&e.Pool, &e.Units, &at, &e.GivenBack, &e.Unmetered); err != nil {
+		if err := rows.Scan(&e.Pool, &e.Units, &at, &e.GivenBack, &e.Unmetered, &e.Seq); err != nil {
 			return nil, err
 		}
 		e.At = time.UnixMilli(at)
