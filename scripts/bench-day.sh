@@ -81,6 +81,8 @@ for t in old new; do
   d=$(simdir "$([[ $t == old ]] && echo "$old_tree" || echo "$new_tree")")
   if [[ $d != "$PWD/internal/rig/sim" ]]; then
     cp internal/rig/sim/cost_test.go "$d/"
+    # a tree whose readers never searched has no switch to say so
+    grep -q 'NoSearches bool' "$d/sim.go" || sed -i 's/ NoSearches: true,//' "$d/cost_test.go"
     counting "$d"
   fi
   echo "building $t's simulation ($d) ..."

@@ -24,62 +24,19 @@ func BenchmarkHourlyRunTempStore(b *testing.B) {
 	if _, err := file.Writer().ExecContext(ctx, `PRAGMA temp_store = DEFAULT`); err != nil {
 		b.Fatal(err)
 	}
-	// The videos of a region's pages are drawn each hour from many, so
-	// that a page's rows lie apart in the tables, as a store's do after
-	// days of charts, and a statement changes more pages than it finds
-	// room for in its journal's memory when that is not all it has.
-	c := newCorpus(6)
-	var pool []ingest.Video
-	for i := range 80 {
-		pool = append(pool, c.page(ingest.Trending, i+1).Videos...)
-	}
-	regions := make(map[string][]ingest.Page)
-	for r := range 8 {
-		region := fmt.Sprintf("R%d", r)
-		for i := range 4 {
-			regions[region] = append(regions[region], page(ingest.Trending, region, i+1, t0))
-		}
-	}
-	redraw := func() {
-		for _, pages := range regions {
-			picked := c.r.Perm(len(pool))[:len(pages)*PageSize]
-			for i := range pages {
-				pages[i].Videos = pages[i].Videos[:0]
-				for _, k := range picked[i*PageSize : (i+1)*PageSize] {
-					v := pool[k]
-					*v.ViewCount += 100
-					pages[i].Videos = append(pages[i].Videos, v)
-				}
-			}
-		}
-	}
-	redraw()
-	for _, db := range []*DB{memory, file} {
-		for n := 0; n < len(pool); n += 4 * PageSize {
-			at := t0.Add(-time.Duration(n+1) * time.Minute)
-			var ps []ingest.Page
-			for i := range 4 {
-				lo, hi := n+i*PageSize, min(n+(i+1)*PageSize, len(pool))
-				if lo < hi {
-					ps = append(ps, page(ingest.Trending, "US", i+1, at, pool[lo:hi]...))
-				}
-			}
-			run(b, db, ingest.Trending, "US", at, ps...)
-		}
-	}
+	charts := newHourlyCharts()
+	charts.seed(b, memory, file)
 	var took, cpu [2]time.Duration
 	at := t0
 	hour := func(db *DB, i int) {
 		start, cpu0 := time.Now(), processCPU(b)
-		for region, pages := range regions {
-			landRun(b, db, region, pages, at)
-		}
+		charts.land(b, db, at)
 		took[i] += time.Since(start)
 		cpu[i] += processCPU(b) - cpu0
 	}
 	for b.Loop() {
 		at = at.Add(time.Hour)
-		redraw()
+		charts.redraw()
 		hour(memory, 0)
 		hour(file, 1)
 	}
@@ -95,4 +52,69 @@ func processCPU(b *testing.B) time.Duration {
 		b.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// hourlyCharts are eight regions' hourly charts, four pages each. The
+// videos of a region's pages are drawn each hour from many, so that a
+// page's rows lie apart in the tables, as a store's do after days of
+// charts, and a statement changes more pages than it finds room for in
+// its journal's memory when that is not all it has.
+type hourlyCharts struct {
+	c       *corpus
+	pool    []ingest.Video
+	regions map[string][]ingest.Page
+}
+
+func newHourlyCharts() *hourlyCharts {
+	h := &hourlyCharts{c: newCorpus(6), regions: map[string][]ingest.Page{}}
+	for i := range 80 {
+		h.pool = append(h.pool, h.c.page(ingest.Trending, i+1).Videos...)
+	}
+	for r := range 8 {
+		region := fmt.Sprintf("R%d", r)
+		for i := range 4 {
+			h.regions[region] = append(h.regions[region], page(ingest.Trending, region, i+1, t0))
+		}
+	}
+	h.redraw()
+	return h
+}
+
+// redraw draws the next hour's pages, each video's views moved.
+func (h *hourlyCharts) redraw() {
+	for _, pages := range h.regions {
+		picked := h.c.r.Perm(len(h.pool))[:len(pages)*PageSize]
+		for i := range pages {
+			pages[i].Videos = pages[i].Videos[:0]
+			for _, k := range picked[i*PageSize : (i+1)*PageSize] {
+				v := h.pool[k]
+				*v.ViewCount += 100
+				pages[i].Videos = append(pages[i].Videos, v)
+			}
+		}
+	}
+}
+
+// seed stores every video of the pool in each of dbs, before t0.
+func (h *hourlyCharts) seed(b *testing.B, dbs ...*DB) {
+	for _, db := range dbs {
+		for n := 0; n < len(h.pool); n += 4 * PageSize {
+			at := t0.Add(-time.Duration(n+1) * time.Minute)
+			var ps []ingest.Page
+			for i := range 4 {
+				lo, hi := n+i*PageSize, min(n+(i+1)*PageSize, len(h.pool))
+				if lo < hi {
+					ps = append(ps, page(ingest.Trending, "US", i+1, at, h.pool[lo:hi]...))
+				}
+			}
+			run(b, db, ingest.Trending, "US", at, ps...)
+		}
+	}
+}
+
+// land stores the hour's runs of every region in db at at.
+func (h *hourlyCharts) land(b *testing.B, db *DB, at time.Time) {
+	for region, pages := range h.regions {
+		landRun(b, db, region, pages, at)
+	}
 }

@@ -532,7 +532,7 @@ operations:
 // page, every three hours) at --every 1h and --max-stale 3h on a default
 // pool of 82 units a day: the pool holds JP at its cadence, its 2 units
 // of category names and US every 1h20m (96 units a day at 1h, 72 left),
-// the log told log, US passed at the given hours.
+// the refresh dropped, the log told log, US passed at the given hours.
 func tieredHistory(t *testing.T, us []float64, log string) *History {
 	t.Helper()
 	h := &History{Config: Config{Shape: Shape{Every: time.Hour, MaxStale: 3 * time.Hour, Costs: poolCosts(t, 82, "24h")}, Start: t0, Days: 1},
@@ -560,7 +560,11 @@ func tieredHistory(t *testing.T, us []float64, log string) *History {
 		}
 		h.Ledger = append(h.Ledger, Entry{Pool: "default", Units: int64(p.pages), At: p.at})
 	}
-	h.Passes = housekeepingPasses()
+	for _, p := range housekeepingPasses() {
+		if p.Entry != "refresh" { // a lower level of the short pool: dropped
+			h.Passes = append(h.Passes, p)
+		}
+	}
 	if log != "" {
 		h.Log = filepath.Join(t.TempDir(), "daemon.log")
 		if err := os.WriteFile(h.Log, []byte(log), 0o644); err != nil {

@@ -114,6 +114,17 @@ type Served struct {
 	PageAt string
 	Err    string
 	Down   bool // the process was down at the read's start or end: no answer is due
+	// Entries are the chart's videos as its JSON ranks them, in its order.
+	Entries []Shown
+}
+
+// Shown is a video as a reader was served it: its id, its rank in the
+// chart (0 for a search hit) and the owner's language tags.
+type Shown struct {
+	Rank                    int
+	ID, Title               string
+	AudioLanguage, Language string
+	Regions                 []string // a search hit's
 }
 
 // PlanRead is the day's plan a reader read on the site's /quota (the
@@ -132,19 +143,20 @@ const readEvery = 30 * time.Minute
 
 // readers asks the site for a chart's JSON and then its page, about
 // every readEvery (drawn from the seed), the US chart and one of the
-// configured charts in turn, until ctx ends; then it returns what it was
-// served.
-func readers(ctx context.Context, seed uint64, charts []regions.Chart, net *pipes, up func() bool) ([]Served, []PlanRead) {
+// configured charts in turn, and searches after each unless told not to,
+// until ctx ends; then it returns what it was served.
+func readers(ctx context.Context, seed uint64, charts []regions.Chart, net *pipes, up func() bool, search bool) ([]Served, []PlanRead, []Searched) {
 	rng := rand.New(rand.NewPCG(seed, 0x4ead))
 	client := &http.Client{Transport: &http.Transport{DialContext: net.dial, DisableKeepAlives: true}}
 	var out []Served
 	var plans []PlanRead
+	var searched []Searched
 	planned := 0 // the life whose plan was read
 	for i := 0; ; i++ {
 		wait := readEvery/2 + time.Duration(rng.Int64N(int64(readEvery)))
 		select {
 		case <-ctx.Done():
-			return out, plans
+			return out, plans, searched
 		case <-time.After(wait):
 		}
 		if life := net.life(); life != planned && up() {
@@ -161,9 +173,12 @@ func readers(ctx context.Context, seed uint64, charts []regions.Chart, net *pipe
 		s := read(ctx, client, region)
 		s.Down = !was || !up()
 		if ctx.Err() != nil {
-			return out, plans // the read the simulation's end cut short
+			return out, plans, searched // the read the simulation's end cut short
 		}
 		out = append(out, s)
+		if search {
+			searched = append(searched, searches(ctx, client, i, s, up)...)
+		}
 	}
 }
 
@@ -179,14 +194,24 @@ func read(ctx context.Context, client *http.Client, region string) Served {
 		return s
 	}
 	var chart struct {
-		RunID int64   `json:"run_id"`
-		At    *string `json:"at"`
+		RunID   int64   `json:"run_id"`
+		At      *string `json:"at"`
+		Entries []struct {
+			Rank          int    `json:"rank"`
+			ID            string `json:"id"`
+			Title         string `json:"title"`
+			AudioLanguage string `json:"audio_language"`
+			Language      string `json:"language"`
+		} `json:"entries"`
 	}
 	if err := json.Unmarshal(body, &chart); err != nil {
 		s.Err = fmt.Sprintf("/api/v1/charts/%s: %v", region, err)
 		return s
 	}
 	s.RunID = chart.RunID
+	for _, e := range chart.Entries {
+		s.Entries = append(s.Entries, Shown{Rank: e.Rank, ID: e.ID, Title: e.Title, AudioLanguage: e.AudioLanguage, Language: e.Language})
+	}
 	if chart.At != nil {
 		s.RunAt = *chart.At
 	}

@@ -234,10 +234,20 @@ func (c *RedisClock) before(cmds ...redis.Cmder) {
 	c.mu.Lock()
 	due := len(c.due) > 0 && !now.Before(c.due[0]) && c.Server != nil && decides(cmds)
 	if due {
-		c.due, c.stalled = c.due[1:], append(c.stalled, now)
+		c.due = c.due[1:]
 	}
 	c.mu.Unlock()
-	if !due || c.Server.Signal(syscall.SIGSTOP) != nil {
+	if due {
+		c.stop(now)
+	}
+}
+
+// stop stops the server for stallFor, a stall at now.
+func (c *RedisClock) stop(now time.Time) {
+	c.mu.Lock()
+	c.stalled = append(c.stalled, now)
+	c.mu.Unlock()
+	if c.Server.Signal(syscall.SIGSTOP) != nil {
 		return
 	}
 	go func() {
@@ -324,13 +334,53 @@ func peerDSN(dir string) string { return filepath.Join(dir, "peer.db") }
 // peer runs a worker of another database on the daemon's Redis key from
 // now for peerFor: a host joining the fleet, and leaving it. The daemon's
 // limiter then counts another ledger in the pools (docs: a worker joining
-// or leaving the key re-plans).
+// or leaving the key re-plans). The first decision of its last run meets
+// a stall (stallFirst).
 func peer(h *History, up *Upstream, boot func() (string, time.Duration, bool), logw io.Writer) Join {
 	rng := rand.New(rand.NewPCG(h.Seed, 0x9ee2))
 	region := h.besideRegion(rng.IntN(1 << 20))
 	from := time.Now()
-	runs := beside(peerDSN(h.Dir), h.Shape, region, peerEvery, from.Add(peerFor), up, boot, slog.New(slog.NewTextHandler(logw, nil)))
+	s := h.Shape
+	if c, ok := s.RedisHook.(*RedisClock); ok && c.Server != nil {
+		s.RedisHook = &stallFirst{RedisClock: c, at: from.Add(peerFor - peerEvery)}
+	}
+	runs := beside(peerDSN(h.Dir), s, region, peerEvery, from.Add(peerFor), up, boot, slog.New(slog.NewTextHandler(logw, nil)))
 	return Join{Interval{from, time.Now()}, region, runs}
+}
+
+// stallFirst is the clock's hook with a stall of its own, at the first
+// decision sent through it at or after at: a `run --once`, which ends as
+// soon as its pass does, meets a Redis that answers it again within the
+// pass, where the worker, not its next heartbeat, is to settle the
+// decision it gave up on (docs/explanation/quota.md).
+type stallFirst struct {
+	*RedisClock
+	at    time.Time
+	taken atomic.Bool
+}
+
+func (s *stallFirst) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	hook := s.RedisClock.ProcessHook(next)
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		s.take(cmd)
+		return hook(ctx, cmd)
+	}
+}
+
+func (s *stallFirst) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	hook := s.RedisClock.ProcessPipelineHook(next)
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		s.take(cmds...)
+		return hook(ctx, cmds)
+	}
+}
+
+// take stops the server when cmds are the first decision at or after at.
+func (s *stallFirst) take(cmds ...redis.Cmder) {
+	if now := time.Now(); !now.Before(s.at) && decides(cmds) && s.taken.CompareAndSwap(false, true) {
+		s.Set(now)
+		s.stop(now)
+	}
 }
 
 // peerFirst: at t a worker of another database ran its first run, where
@@ -365,6 +415,11 @@ func (h *History) readPeer(dsn string) error {
 	for i := range led {
 		led[i].Peer = true
 	}
+	us, err := readUnknowns(ctx, db.DB, true)
+	if err != nil {
+		return err
+	}
+	h.Unknowns = append(h.Unknowns, us...)
 	h.Runs, h.Ledger = append(h.Runs, runs...), append(h.Ledger, led...)
 	sort.SliceStable(h.Runs, func(i, j int) bool { return h.Runs[i].Started.Before(h.Runs[j].Started) })
 	sort.SliceStable(h.Ledger, func(i, j int) bool { return h.Ledger[i].At.Before(h.Ledger[j].At) })

@@ -55,6 +55,10 @@ type Config struct {
 	// Readers serves the site on the daemon's --listen and has readers
 	// ask it for charts through the simulation (readers.go).
 	Readers bool
+	// NoSearches has the readers read charts and never search: a day
+	// measured beside an older tree asks its site what that tree's
+	// readers asked.
+	NoSearches bool
 	// Restarts stop the process without the nemesis, this long after
 	// Start each, and start it again shortly after: a long history's
 	// process meets what it left in the database, as an upgrade's does.
@@ -107,8 +111,11 @@ type History struct {
 	Faults []Fault         // the upstream failed calls
 	Served []Served        // what readers were answered
 	Ledger []Entry         // the database's quota ledger
-	Plans  []PlanRead      // the plans readers read, one a life of the process
-	Copies []Copy          // a db copy's looks beside each life (copies.go)
+	// Unknowns are the decisions of unknown outcome the databases' ledgers
+	// keep at the end (check_unknown.go).
+	Unknowns []Unknown
+	Plans    []PlanRead // the plans readers read, one a life of the process
+	Copies   []Copy     // a db copy's looks beside each life (copies.go)
 	// Forgotten are the videos the upstream forgot; Tombstones, the
 	// database's videos deleted as gone, by id, when (videos_gone).
 	Forgotten  []Gone
@@ -135,6 +142,11 @@ type History struct {
 	// Before, `ingest report` on the host before the first start.
 	Operator []OperatorRead
 	Before   Before
+	// Searched are the readers' searches (search_reads.go); Ranked, the
+	// entries the database holds at the end for each run a reader was
+	// served, by run, in rank order.
+	Searched []Searched
+	Ranked   map[int64][]Shown
 
 	spans  []Interval         // the faults' spans, once read
 	counts map[string][]int64 // each pool's window at each call, once read
@@ -233,6 +245,7 @@ func Simulate(c Config) (*History, error) {
 		served []Served
 		plans  []PlanRead
 		looks  []OperatorRead
+		search []Searched
 	}
 	served := make(chan reads, 1)
 	stopReading := func() {}
@@ -244,8 +257,8 @@ func Simulate(c Config) (*History, error) {
 		looked := make(chan []OperatorRead, 1)
 		go func() { looked <- operator(ctx, c.Seed, listen, running) }()
 		go func() {
-			s, plans := readers(ctx, c.Seed, h.Charts, listen, running)
-			served <- reads{s, plans, <-looked}
+			s, plans, search := readers(ctx, c.Seed, h.Charts, listen, running, !c.NoSearches)
+			served <- reads{s, plans, <-looked, search}
 		}()
 	}
 	h.Before = reportBefore(dsn, c.Shape, log)
@@ -316,7 +329,7 @@ func Simulate(c Config) (*History, error) {
 	stopReading()
 	if c.Readers {
 		r := <-served
-		h.Served, h.Plans, h.Operator = r.served, r.plans, r.looks
+		h.Served, h.Plans, h.Operator, h.Searched = r.served, r.plans, r.looks, r.search
 	}
 	if err := p.Load().stop(); err != nil {
 		return h, fmt.Errorf("the daemon at %s: %w", time.Now().UTC().Format(time.RFC3339), err)
@@ -354,10 +367,16 @@ func (h *History) read(dsn string) error {
 	if h.Ledger, err = readLedger(ctx, db.DB); err != nil {
 		return err
 	}
+	if h.Unknowns, err = readUnknowns(ctx, db.DB, false); err != nil {
+		return err
+	}
 	if h.Tombstones, err = readTombstones(ctx, db.DB); err != nil {
 		return err
 	}
 	if h.SearchResults, err = readSearchResults(ctx, db.DB); err != nil {
+		return err
+	}
+	if h.Ranked, err = readRanked(ctx, db.DB, h.Served); err != nil {
 		return err
 	}
 	for i := range h.Terms {
@@ -690,15 +709,16 @@ type Entry struct {
 	Units     int64
 	At        time.Time
 	GivenBack bool
-	Unmetered bool // admitted while the limiter could not be reached
-	Peer      bool // in the other worker's database (readPeer)
+	Unmetered bool  // admitted while the limiter could not be reached
+	Peer      bool  // in the other worker's database (readPeer)
+	Seq       int64 // the order its database recorded it in
 }
 
 // readLedger is the quota ledger, in the order the calls were admitted.
 func readLedger(ctx context.Context, db *store.DB) ([]Entry, error) {
 	rows, err := db.Reader().QueryContext(ctx, `SELECT l.pool, l.units, l.at_ms,
 		EXISTS (SELECT 1 FROM ledger_given_back g WHERE g.quota_key = l.quota_key AND g.call_id = l.call_id),
-		l.unmetered
+		l.unmetered, l.seq
 		FROM ledger l ORDER BY l.at_ms`)
 	if err != nil {
 		return nil, err
@@ -708,7 +728,7 @@ func readLedger(ctx context.Context, db *store.DB) ([]Entry, error) {
 	for rows.Next() {
 		var e Entry
 		var at int64
-		if err := rows.Scan(&e.Pool, &e.Units, &at, &e.GivenBack, &e.Unmetered); err != nil {
+		if err := rows.Scan(&e.Pool, &e.Units, &at, &e.GivenBack, &e.Unmetered, &e.Seq); err != nil {
 			return nil, err
 		}
 		e.At = time.UnixMilli(at)

@@ -104,8 +104,8 @@ func simulateOne(t *testing.T, c Config) {
 		for _, f := range Check(h) {
 			t.Errorf("seed %d: %s", c.Seed, f)
 		}
-		t.Logf("seed %d: %d upstream calls, %d chart runs, %d restarts, %d upstream faults, %d quota refusals, %d wrong Dates, %d reads, %d of the operator's; %s; %s",
-			c.Seed, len(h.Calls), len(h.Runs), len(h.Down), len(h.Faults), len(h.Refusals), len(h.Skews), len(h.Served), len(h.Operator), Peaks(h), Work(h))
+		t.Logf("seed %d: %d upstream calls, %d chart runs, %d restarts, %d upstream faults, %d quota refusals, %d wrong Dates, %d reads, %d searches, %d of the operator's; %s; %s",
+			c.Seed, len(h.Calls), len(h.Runs), len(h.Down), len(h.Faults), len(h.Refusals), len(h.Skews), len(h.Served), len(h.Searched), len(h.Operator), Peaks(h), Work(h))
 		for _, term := range h.Terms {
 			if term.Held.At.IsZero() {
 				t.Logf("SIGTERM %s: between passes (no chart page came in %s)", term.At.UTC().Format(time.RFC3339), termWait)

@@ -61,7 +61,8 @@ type Held struct {
 // status, the bytes of its answer's body on the wire (gzipped when the
 // client asked for it) and of its JSON, and the fake's count of each
 // bucket's charge once it answered; what it asked for: a chart's page
-// (its region, category and page token), a region's category names
+// (its region, category and page token, and the videos it named in IDs,
+// in the upstream's order), a region's category names
 // (Region), videos by id (IDs), or a search's page (its region, its
 // words and window in Category, its page token, the videos it named in
 // IDs).
@@ -159,6 +160,7 @@ func (u *Upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 		switch c.Kind {
 		case KindChart:
 			c.Region, c.Category, c.Page = q.Get("regionCode"), q.Get("videoCategoryId"), q.Get("pageToken")
+			c.IDs = chartIDs(plain)
 		case KindCategories:
 			c.Region = q.Get("regionCode")
 		case KindByID:
@@ -257,6 +259,23 @@ func firstID(body []byte) string {
 		return ""
 	}
 	return page.Items[0].ID
+}
+
+// chartIDs are the videos a chart's page names, in its order.
+func chartIDs(body []byte) []string {
+	var page struct {
+		Items []struct {
+			ID string `json:"id"`
+		} `json:"items"`
+	}
+	if json.Unmarshal(body, &page) != nil {
+		return nil
+	}
+	out := make([]string, len(page.Items))
+	for i, it := range page.Items {
+		out[i] = it.ID
+	}
+	return out
 }
 
 // searchIDs are the videos a search page names.
