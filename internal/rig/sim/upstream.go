@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"encoding/json"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	fastjson "github.com/segmentio/encoding/json"
 
 	"github.com/ingestworks/ingest"
 	"github.com/ingestworks/ingest/internal/rig/fakeyt"
@@ -255,20 +256,22 @@ func firstID(body []byte) string {
 			ID string `json:"id"`
 		} `json:"items"`
 	}
-	if json.Unmarshal(body, &page) != nil || len(page.Items) == 0 {
+	if fastjson.Unmarshal(body, &page) != nil || len(page.Items) == 0 {
 		return ""
 	}
 	return page.Items[0].ID
 }
 
-// chartIDs are the videos a chart's page names, in its order.
+// chartIDs are the videos a chart's page names, in its order, none of a
+// page cut short. Every chart answer is read for them, with segmentio's
+// decoder, which reads as encoding/json does in a fraction of its time.
 func chartIDs(body []byte) []string {
 	var page struct {
 		Items []struct {
 			ID string `json:"id"`
 		} `json:"items"`
 	}
-	if json.Unmarshal(body, &page) != nil {
+	if fastjson.Unmarshal(body, &page) != nil {
 		return nil
 	}
 	out := make([]string, len(page.Items))
@@ -287,7 +290,7 @@ func searchIDs(body []byte) []string {
 			} `json:"id"`
 		} `json:"items"`
 	}
-	if json.Unmarshal(body, &page) != nil {
+	if fastjson.Unmarshal(body, &page) != nil {
 		return nil
 	}
 	var out []string
