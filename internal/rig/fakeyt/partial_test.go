@@ -3,6 +3,7 @@ package fakeyt
 import (
 	"encoding/json"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -162,4 +163,30 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestFieldsKeptServeEveryCall: a selection read once is handed to every
+// later call of its operation as it was read, the same text asked of an
+// operation whose answer lacks a field it names is still refused, and a
+// refusal is refused again.
+func TestFieldsKeptServeEveryCall(t *testing.T) {
+	t.Parallel()
+	const good = "items(id,snippet(title)),nextPageToken"
+	want, e := readFields(ingest.OpVideosList, good)
+	if e != nil {
+		t.Fatal(e.Error.Message)
+	}
+	for range 2 {
+		if sel, e := checkFields(ingest.OpVideosList, good); e != nil || !reflect.DeepEqual(sel, want) {
+			t.Errorf("%s: %v, %v; want %v", good, sel, e, want)
+		}
+	}
+	for range 2 {
+		if _, e := checkFields(ingest.OpRegionsList, good); e == nil {
+			t.Errorf("%s asked of %s, whose answer has no nextPageToken: not refused", good, ingest.OpRegionsList)
+		}
+		if _, e := checkFields(ingest.OpVideosList, "items(id"); e == nil {
+			t.Errorf("items(id: not refused")
+		}
+	}
 }

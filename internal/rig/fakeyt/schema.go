@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"google.golang.org/api/youtube/v3"
 
@@ -66,6 +68,31 @@ func checkFields(op, fields string) (selection, *apiError) {
 	if fields == "" {
 		return nil, nil
 	}
+	key := op + "\x00" + fields
+	if sel, ok := checked.Load(key); ok {
+		return sel.(selection), nil
+	}
+	sel, e := readFields(op, fields)
+	if e == nil && checkedN.Add(1) <= maxChecked {
+		checked.Store(key, sel)
+	}
+	return sel, e
+}
+
+// checked are the selections read and found good, by operation and
+// fields=: a client sends the same few on every call, and reading one
+// again is work every call did. A selection is only read once made, so
+// one serves every call. Refusals are read each time, and the count of
+// those kept is bounded, as a client may send any text.
+var (
+	checked  sync.Map // string -> selection
+	checkedN atomic.Int64
+)
+
+const maxChecked = 1024
+
+// readFields is checkFields without the selections kept.
+func readFields(op, fields string) (selection, *apiError) {
 	sel, err := parseFields(fields)
 	if err != nil {
 		return nil, errFields(fmt.Sprintf("%s: %v", fields, err))
