@@ -62,6 +62,8 @@ func Check(h *History) []string {
 	out = append(out, checkRanks(h)...)
 	out = append(out, checkSearches(h)...)
 	out = append(out, checkOperator(h)...)
+	out = append(out, checkRetries(h)...)
+	out = append(out, checkBoundsKept(h)...)
 	out = append(out, checkLog(h)...)
 	return out
 }

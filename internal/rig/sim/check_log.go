@@ -54,8 +54,8 @@ var explained = []explanation{
 	// pool (Exhaust): a start's catalogue read then meets a spent pool,
 	// and the day's catalogue is the stored one, said so.
 	{regexp.MustCompile(`quota: \S+ refused until`), (*History).exhausting},
-	// A start that meets the upstream failing, refusing or sending a
-	// wrong Date plans on the stored catalogue after --start-timeout.
+	// A start that meets the upstream failing, refusing, sending a wrong
+	// Date or answering slower than --start-timeout plans on the stored catalogue after --start-timeout.
 	{regexp.MustCompile(`not read from the upstream within --start-timeout`), (*History).upstreamTrouble},
 	// A start within a backoff reads it from the database and says it
 	// again: up to the longest backoff after the failure it began at.
@@ -182,7 +182,7 @@ func (h *History) failedAnswers(after time.Duration) []Interval {
 // upstreamTrouble: the upstream failed an answer at most retryWait
 // before t, refused its quota or sent a wrong Date at t.
 func (h *History) upstreamTrouble(t time.Time) bool {
-	return h.upstreamFailed(t) || h.refused(t) || h.skewed(t)
+	return h.upstreamFailed(t) || h.refused(t) || h.skewed(t) || within(h.Slow, t)
 }
 
 // diskFull: t is in a spell of the full disk.

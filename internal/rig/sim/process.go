@@ -103,6 +103,7 @@ func run(ctx context.Context, dsn string, s Shape, up *Upstream, boot func() (st
 		r.Backups = &dbcopy.Backups{Dir: backupDir(dsn), Every: s.BackupEvery, Keep: s.BackupKeep}
 	}
 	if once != "" {
+		ctx = context.WithValue(ctx, onceWorker{}, true)
 		r.Once, r.Regions, r.Pace, r.Record, r.Plan, r.Track = true, regions.Selection(once), false, false, false, 0
 		r.Timetable.Categories, r.Backups = nil, nil
 	}

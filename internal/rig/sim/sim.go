@@ -49,6 +49,11 @@ type Config struct {
 	Exhaust bool
 	// Latency is how long the upstream takes to answer each call.
 	Latency time.Duration
+	// SlowStart has the upstream answer every request in slowAnswer for
+	// this long from Start, then in Latency: a fresh database's first
+	// start behind an upstream too slow for the clock's free request's
+	// budget, whose calls still fit their bound (docs/explanation/redis.md).
+	SlowStart time.Duration
 	// Beside has a second process join the key without the nemesis: a
 	// `run --once` beside the daemon for a while each day (besides).
 	Beside bool
@@ -138,6 +143,7 @@ type History struct {
 	Backfilled    []Backfilled
 	SearchResults []time.Time
 	Moved         []Interval // the daemon ran on a copy of its database (CopyAt)
+	Slow          []Interval // the upstream answered in slowAnswer (SlowStart)
 	// Operator is what the operator read on /api/v1/quota (operator.go);
 	// Before, `ingest report` on the host before the first start.
 	Operator []OperatorRead
@@ -223,6 +229,11 @@ func Simulate(c Config) (*History, error) {
 		up.Move(c.Seed)
 	}
 	up.Fake.SetLatency(c.Latency)
+	if c.SlowStart > 0 {
+		up.Fake.SetLatency(slowAnswer)
+		h.Slow = append(h.Slow, Interval{time.Now(), time.Now().Add(c.SlowStart)})
+		time.AfterFunc(c.SlowStart, func() { up.Fake.SetLatency(c.Latency) })
+	}
 	booted := time.Now()
 	boot := func() (string, time.Duration, bool) { return "sim", time.Since(booted), true }
 	dsn := filepath.Join(c.Dir, "ingest.db")
@@ -411,6 +422,11 @@ type event struct {
 	pick            int
 	full            time.Duration // the disk under the database is full this long (full.go)
 }
+
+// slowAnswer is how long a slow upstream takes to answer (SlowStart):
+// past the budget of the clock's free request (fetch.ClockBudget), within
+// a call's delivery bound (ingest.Delivery).
+const slowAnswer = 12 * time.Second
 
 // termWait is how long a SIGTERM waits for a chart page to be on the
 // wire: the charts' staggered slots bring one every few minutes.

@@ -343,11 +343,14 @@ func longDays(t *testing.T) int {
 }
 
 // TestSimTrackingEverySlot: at --track-every 5m, with an upstream that
-// takes three seconds a call (a pass longer than a stagger step), tracking reads the counts at every slot.
+// takes three seconds a call (a pass longer than a stagger step), tracking
+// reads the counts at every slot. Its first three minutes the upstream
+// answers in twelve (SlowStart): the fresh database's first start reads
+// the upstream's clock before each call's bound, never within it.
 func TestSimTrackingEverySlot(t *testing.T) {
 	s := shipped()
 	s.TrackEvery = 5 * time.Minute
-	simulate(t, Config{Shape: s, Days: days(t, 1), Latency: 3 * time.Second,
+	simulate(t, Config{Shape: s, Days: days(t, 1), Latency: 3 * time.Second, SlowStart: 3 * time.Minute,
 		Start: time.Date(2026, 10, 25, 0, 0, 0, 0, time.UTC)})
 }
 

@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"context"
+	"errors"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -68,7 +70,12 @@ type Held struct {
 // words and window in Category, its page token, the videos it named in
 // IDs).
 type Call struct {
-	At                     time.Time
+	At     time.Time
+	Sent   time.Time // when the request reached the fake, At less its answer's time
+	Worker string    // whose request it was: WorkerDaemon, WorkerOnce or WorkerBackfill
+	// Deadline says its client's deadline ended the request before the
+	// fake answered it: given up at its bound, the answer never read
+	Deadline               bool
 	Path                   string
 	Status                 int
 	Bytes                  int // on the wire
@@ -82,6 +89,29 @@ type Call struct {
 	// the same batches, so a batch asked twice in a slot is a pass run twice
 	First string
 	N     int // the ids a tracking call asked
+}
+
+// The workers whose requests the fake tells apart: the daemon, in every
+// life; a `run --once` beside it (a second process, a peer); a backfill.
+const (
+	WorkerDaemon   = "daemon"
+	WorkerOnce     = "once"
+	WorkerBackfill = "backfill"
+)
+
+// onceWorker marks a request's context as a `run --once` beside the
+// daemon's, as backfilling marks a backfill's.
+type onceWorker struct{}
+
+// workerOf is whose request ctx carries.
+func workerOf(ctx context.Context) string {
+	switch {
+	case ctx.Value(backfilling{}) != nil:
+		return WorkerBackfill
+	case ctx.Value(onceWorker{}) != nil:
+		return WorkerOnce
+	}
+	return WorkerDaemon
 }
 
 // The kinds of call the checker tells apart.
@@ -146,6 +176,7 @@ func (u *Upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err := req.Context().Err(); err != nil {
 		return nil, err
 	}
+	sent := time.Now()
 	rec := httptest.NewRecorder()
 	plain, cut := u.Fake.ServeAnswer(rec, req)
 	q := req.URL.Query()
@@ -156,8 +187,9 @@ func (u *Upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 		u.mu.Unlock()
 	}
 	if q.Get("key") != "" {
-		c := Call{At: time.Now(), Path: req.URL.Path, Status: rec.Code, Bytes: rec.Body.Len(), JSON: len(plain), Kind: kind(req.URL.Path, q),
-			Cut: rec.Code == http.StatusOK && cut}
+		c := Call{At: time.Now(), Sent: sent, Worker: workerOf(req.Context()), Path: req.URL.Path, Status: rec.Code, Bytes: rec.Body.Len(),
+			JSON: len(plain), Kind: kind(req.URL.Path, q), Cut: rec.Code == http.StatusOK && cut,
+			Deadline: plain == nil && errors.Is(req.Context().Err(), context.DeadlineExceeded)}
 		switch c.Kind {
 		case KindChart:
 			c.Region, c.Category, c.Page = q.Get("regionCode"), q.Get("videoCategoryId"), q.Get("pageToken")
