@@ -55,7 +55,8 @@ var explained = []explanation{
 	// and the day's catalogue is the stored one, said so.
 	{regexp.MustCompile(`quota: \S+ refused until`), (*History).exhausting},
 	// A start that meets the upstream failing, refusing, sending a wrong
-	// Date or answering slower than --start-timeout plans on the stored catalogue after --start-timeout.
+	// Date or too slow to answer in time (SlowStart) plans on the stored
+	// catalogue after --start-timeout.
 	{regexp.MustCompile(`not read from the upstream within --start-timeout`), (*History).upstreamTrouble},
 	// A start within a backoff reads it from the database and says it
 	// again: up to the longest backoff after the failure it began at.
