@@ -21,9 +21,9 @@ const (
 	retryCap      = 30 * time.Second
 	retryAttempts = 4
 	// retrySlack is what an attempt may take besides its wait before it
-	// reaches the upstream: the limiter's decision (a clock read asked
-	// meanwhile adds its own budget)
-	retrySlack = time.Second
+	// reaches the upstream: the limiter's decision, a wait for the
+	// database's writer (a clock read asked meanwhile adds its own budget)
+	retrySlack = 5 * time.Second
 )
 
 // backoffAfter is the least and the most wait after a call's attempt n failed.

@@ -41,7 +41,7 @@ func TestCheckHoldsARetryToItsWait(t *testing.T) {
 	}
 	// the wait a base of zero makes: the cap, every time
 	late := checkRetries(retried(t, 17*time.Second, 25*time.Second))
-	if len(late) != 1 || !strings.Contains(late[0], "2 retries the daemon said came later after the failure than the retry's wait: chart US   at 2026-10-25T00:01:17Z, 17s after attempt 1 failed (HTTP 503), later than 500ms and 1s") {
+	if len(late) != 1 || !strings.Contains(late[0], "2 retries the daemon said came later after the failure than the retry's wait: chart US   at 2026-10-25T00:01:17Z, 17s after attempt 1 failed (HTTP 503), later than 500ms and 5s") {
 		t.Errorf("retries at the cap: %q", late)
 	}
 	// the same call asked again by the next life, or by another worker, is no retry
