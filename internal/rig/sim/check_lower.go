@@ -71,15 +71,28 @@ func (c *lowerCount) add(at time.Time) {
 	c.n++
 }
 
-// passesOf is the database's passes of entry.
+// passesOf is the database's passes of entry the daemon ran: a second
+// process's `run --once` beside it is no pass of the daemon's plan.
 func (h *History) passesOf(entry, name string) lowerCount {
 	c := lowerCount{name: name}
 	for _, p := range h.Passes {
-		if p.Entry == entry {
+		if p.Entry == entry && !h.besideAt(p.Started) {
 			c.add(p.Started)
 		}
 	}
 	return c
+}
+
+// besideAt says whether a second process's run --once was running at t.
+func (h *History) besideAt(t time.Time) bool {
+	for _, j := range h.Joins {
+		for _, jr := range j.Runs {
+			if !t.Before(jr.From.Truncate(time.Millisecond)) && !t.After(jr.To) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // draws says whether op charges pool.

@@ -26,6 +26,20 @@ func TestCheckFindsALowerLevelRunOnAShortPool(t *testing.T) {
 	if f := checkLowerDropped(h); len(f) != 1 || !strings.Contains(f[0], "pool default: the regions' own charts at their --every want more than it holds, yet the refresh ran 24 passes (first at 2026-10-25T00:03:00Z)") {
 		t.Errorf("the refresh at every slot on a short pool: %q", f)
 	}
+	// a run --once beside the daemon refreshes after its chart: its pass
+	// is no pass of the daemon's plan
+	beside := short()
+	beside.Passes = nil
+	at := t0.Add(5 * time.Hour)
+	beside.Passes = append(beside.Passes, Pass{Entry: "refresh", Status: "completed", Started: at.Add(2 * time.Second)})
+	beside.Joins = []Join{{Region: "ME", Runs: []JoinRun{{Interval: Interval{From: at, To: at.Add(5 * time.Second)}}}}}
+	if f := checkLowerDropped(beside); len(f) != 0 {
+		t.Errorf("a refresh by a run --once beside the daemon: %q", f)
+	}
+	beside.Joins[0].Runs[0].Interval.To = at.Add(time.Second)
+	if f := checkLowerDropped(beside); len(f) != 1 || !strings.Contains(f[0], "the refresh ran 1 passes") {
+		t.Errorf("a refresh after the run --once beside the daemon ended: %q", f)
+	}
 	h.Passes = h.Passes[:0]
 	for _, p := range housekeepingPasses() {
 		if p.Entry == "prune" {
