@@ -53,6 +53,7 @@ func Check(h *History) []string {
 	out = append(out, checkSlotsServed(h)...)
 	out = append(out, checkDropsSaid(h)...)
 	out = append(out, checkLowerDropped(h)...)
+	out = append(out, checkRoomAtStart(h)...)
 	out = append(out, checkClockAsked(h)...)
 	out = append(out, checkCopiesRefused(h)...)
 	out = append(out, checkRefilled(h)...)
