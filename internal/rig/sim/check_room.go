@@ -18,11 +18,13 @@ const skewMost = 2 * time.Hour
 // that finds no room at its slot waits there for it; "Priorities, and
 // what is dropped"). At each of the daemon's chart passes, the pool's
 // limit less reserve, less what the fake charged in its window before
-// that instant, holds the chart's pass (a region's own) or a round of the
-// own charts (a category chart). The fake's count is read short of the
-// window by a call's delivery bound and a second, so that every unit in
-// it is one the limiter had admitted by then; each own chart is counted
-// at the fewest pages a completed pass of it stored (fewestPages), less
+// that instant, holds the chart's pass and, for a category chart, a round
+// of the own charts after it. The fake's count is read short of the
+// window by the upstream's latency and a second, so that every unit in
+// it is one the limiter had admitted by then (a page a SIGTERM met, held
+// up to its delivery bound, aside); each chart is counted at
+// the fewest pages a completed pass of it stored (an own chart at the
+// pages its depth asks, a category chart at none, before one did), less
 // than any measure the plan takes. Not held once the log says a plan
 // dropped an own chart (the round is of the charts the plan keeps), nor
 // within a window of a wrong Date or, on Redis, of a loss or a stall,
@@ -31,7 +33,7 @@ func checkRoomAtStart(h *History) []string {
 	if h.NoPace {
 		return nil
 	}
-	pages, dropped := h.fewestPages(), h.ownDropped()
+	pages, cats, dropped := h.fewestPages(), h.fewestCategoryPages(), h.ownDropped()
 	var out []string
 	for _, pool := range h.Costs.Pools {
 		per := h.pageUnits(pool.Name)
@@ -47,13 +49,13 @@ func checkRoomAtStart(h *History) []string {
 		for _, r := range h.Runs {
 			need := pages[r.Region] * per
 			if r.Category != "" {
-				need = round
+				need = round + cats[chartName(r.Region, r.Category)]*per
 			}
 			if h.beside(r) || h.peers(r) || (r.Category != "" && dropped) || h.limiterBehind(r.Started, pool.Window) {
 				continue
 			}
 			n++
-			used := chargedBefore(h.Calls, pool.Name, r.Started.Add(-pool.Window+ingest.Delivery+time.Second), r.Started)
+			used := chargedBefore(h.Calls, pool.Name, r.Started.Add(-pool.Window+h.Latency+time.Second), r.Started)
 			if left := pool.Capacity() - used; left < need {
 				short = append(short, fmt.Sprintf("%s at %s with %d left of the %d it needs", chartName(r.Region, r.Category), r.Started.UTC().Format(time.RFC3339), left, need))
 			}
@@ -61,6 +63,23 @@ func checkRoomAtStart(h *History) []string {
 		if len(short) > 0 {
 			out = append(out, fmt.Sprintf("pool %s: %d of %d chart passes started where the pool did not hold them (a category chart: and a round of the regions' own charts after it): %s",
 				pool.Name, len(short), n, firstFew(short)))
+		}
+	}
+	return out
+}
+
+// fewestCategoryPages is each category chart's fewest pages of a
+// completed pass the daemon ran, by name; none for one that never
+// completed.
+func (h *History) fewestCategoryPages() map[string]int64 {
+	out := map[string]int64{}
+	for _, r := range h.Runs {
+		if r.Category == "" || r.Status != ingest.StatusCompleted || h.beside(r) {
+			continue
+		}
+		name := chartName(r.Region, r.Category)
+		if n, ok := out[name]; !ok || int64(r.Pages) < n {
+			out[name] = int64(r.Pages)
 		}
 	}
 	return out
@@ -97,11 +116,17 @@ func chargedBefore(calls []Call, pool string, from, to time.Time) int64 {
 }
 
 // limiterBehind says whether the limiter may have counted less than the
-// fake in the window before t: a wrong Date within it (and skewMost), or,
+// fake in the window before t: a wrong Date within it (and skewMost), a
+// page held on the wire at its edge (a SIGTERM's), or,
 // on Redis, a loss of its data or a stall (calls gone ahead unmetered).
 func (h *History) limiterBehind(t time.Time, window time.Duration) bool {
 	for _, s := range h.Skews {
 		if s.From.Before(t) && t.Sub(s.To) < window+skewMost {
+			return true
+		}
+	}
+	for _, s := range h.Terms {
+		if edge := t.Add(-window); s.At.After(edge.Add(-ingest.Delivery)) && s.At.Before(edge.Add(ingest.Delivery)) {
 			return true
 		}
 	}

@@ -12,8 +12,9 @@ import (
 
 // US a page hourly on a default pool of units a day: its passes start
 // where the pool holds them until the window holds the pool, and a
-// category chart only where it also holds a round of the own charts (US
-// a page, GB, never passed, the four its depth asks); paced only, the
+// category chart only where it holds its page and a round of the own
+// charts after it (US a page, GB, never passed, the four its depth
+// asks); paced only, the
 // round not held once a plan dropped an own chart, nor after a wrong Date
 // or a stalled Redis.
 func TestCheckFindsAPassStartedWithoutRoom(t *testing.T) {
@@ -44,13 +45,13 @@ func TestCheckFindsAPassStartedWithoutRoom(t *testing.T) {
 		h.Runs = append(h.Runs, Run{Region: "US", Category: "10", Status: "completed", Started: t0.Add(22*time.Hour + 30*time.Minute), Pages: 1})
 		return h
 	}
-	if f := checkRoomAtStart(withCategory(28)); len(f) != 0 {
-		t.Errorf("a category chart with 5 left, a round of 5: %q", f)
+	if f := checkRoomAtStart(withCategory(29)); len(f) != 0 {
+		t.Errorf("a category chart of a page with 6 left, a round of 5: %q", f)
 	}
-	h = withCategory(27)
+	h = withCategory(28)
 	if f := checkRoomAtStart(h); len(f) != 1 || !strings.Contains(f[0], "1 of 25 chart passes") ||
-		!strings.Contains(f[0], "US/10 at 2026-10-25T22:30:00Z with 4 left of the 5 it needs") {
-		t.Errorf("a category chart with 4 left, a round of 5: %q", f)
+		!strings.Contains(f[0], "US/10 at 2026-10-25T22:30:00Z with 5 left of the 6 it needs") {
+		t.Errorf("a category chart of a page with 5 left, a round of 5: %q", f)
 	}
 	h.Log = filepath.Join(t.TempDir(), "daemon.log")
 	const drops = `time=2026-10-25T04:00:00.000Z level=WARN msg="pace: the plan drops what the budget cannot hold beside the entries above it" dropped=1 entries=GB back=0 kept=1
