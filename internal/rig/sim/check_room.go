@@ -2,9 +2,14 @@ package sim
 
 import (
 	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/regions"
 )
 
 // skewMost is the furthest behind the nemesis sets the upstream's Date:
@@ -25,15 +30,16 @@ const skewMost = 2 * time.Hour
 // up to its delivery bound, aside); each chart is counted at
 // the fewest pages a completed pass of it stored (an own chart at the
 // pages its depth asks, a category chart at none, before one did), less
-// than any measure the plan takes. Not held once the log says a plan
-// dropped an own chart (the round is of the charts the plan keeps), nor
-// within a window of a wrong Date or, on Redis, of a loss or a stall,
-// when the limiter counts less than the fake did.
+// than any measure the plan takes. A category chart's is not held while
+// the log says the plans may have dropped an own chart (the round is of
+// the charts they keep); no pass's within a window of a wrong Date or,
+// on Redis, of a loss or a stall, when the limiter counts less than the
+// fake did.
 func checkRoomAtStart(h *History) []string {
 	if h.NoPace {
 		return nil
 	}
-	pages, cats, dropped := h.fewestPages(), h.fewestCategoryPages(), h.ownDropped()
+	pages, cats, dropped := h.fewestPages(), h.fewestCategoryPages(), h.ownDroppedAt()
 	var out []string
 	for _, pool := range h.Costs.Pools {
 		per := h.pageUnits(pool.Name)
@@ -51,7 +57,7 @@ func checkRoomAtStart(h *History) []string {
 			if r.Category != "" {
 				need = round + cats[chartName(r.Region, r.Category)]*per
 			}
-			if h.beside(r) || h.peers(r) || (r.Category != "" && dropped) || h.limiterBehind(r.Started, pool.Window) {
+			if h.beside(r) || h.peers(r) || (r.Category != "" && dropped(r.Started)) || h.limiterBehind(r.Started, pool.Window) {
 				continue
 			}
 			n++
@@ -83,6 +89,64 @@ func (h *History) fewestCategoryPages() map[string]int64 {
 		}
 	}
 	return out
+}
+
+// ownDroppedAt says whether, by the daemon's log, the plans at t may
+// have dropped a region's own chart: a line dropped one or more entries
+// than it names, and the lines taking entries back since have not taken
+// back as many as were dropped.
+func (h *History) ownDroppedAt() func(time.Time) bool {
+	type change struct {
+		at    time.Time
+		n     int
+		maybe bool
+	}
+	var changes []change
+	if data, err := os.ReadFile(h.Log); h.Log != "" && err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			m := dropLine.FindStringSubmatch(line)
+			if m == nil {
+				continue
+			}
+			at, err := time.Parse(time.RFC3339Nano, m[1])
+			if err != nil {
+				continue
+			}
+			n, _ := strconv.Atoi(m[3])
+			if m[2] != "drops" {
+				n = -n
+			}
+			changes = append(changes, change{at, n, h.namesOwn(strings.Trim(m[4], `"`))})
+		}
+	}
+	return func(t time.Time) bool {
+		dropped, maybe := 0, false
+		for _, c := range changes {
+			if c.at.After(t) {
+				break
+			}
+			dropped += c.n
+			maybe = maybe || c.maybe
+			if dropped <= 0 {
+				dropped, maybe = 0, false
+			}
+		}
+		return maybe
+	}
+}
+
+// namesOwn says whether a drop line's entries name a region's own chart,
+// or more entries than the line lists.
+func (h *History) namesOwn(list string) bool {
+	if strings.Contains(list, " and ") {
+		return true
+	}
+	for _, e := range strings.Split(list, ",") {
+		if slices.ContainsFunc(h.Charts, func(c regions.Chart) bool { return c.Code == e }) {
+			return true
+		}
+	}
+	return false
 }
 
 // pageUnits is what a chart's page charges pool.

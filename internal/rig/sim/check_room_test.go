@@ -62,6 +62,20 @@ func TestCheckFindsAPassStartedWithoutRoom(t *testing.T) {
 	if f := checkRoomAtStart(h); len(f) != 0 {
 		t.Errorf("a plan dropped GB, an own chart: %q", f)
 	}
+	const back = `time=2026-10-25T05:00:00.000Z level=INFO msg="pace: the plan takes back entries it dropped" back=1 entries=GB
+`
+	if err := os.WriteFile(h.Log, []byte(drops+back), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if f := checkRoomAtStart(h); len(f) != 1 {
+		t.Errorf("GB dropped and taken back before the category chart: %q", f)
+	}
+	if err := os.WriteFile(h.Log, []byte(strings.ReplaceAll(drops, "dropped=1 entries=GB", `dropped=2 entries="US/10 and 1 more"`)+back), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if f := checkRoomAtStart(h); len(f) != 0 {
+		t.Errorf("two dropped, one of them perhaps an own chart, one taken back: %q", f)
+	}
 
 	h = day(20)
 	h.Skews = []Interval{{t0.Add(time.Hour), t0.Add(time.Hour + 20*time.Minute)}}
