@@ -147,3 +147,31 @@ func (u *memUnknowns) ResolveUnknown(_ context.Context, x ingest.Unknown, _ *ing
 	u.list = slices.DeleteFunc(u.list, func(y ingest.Unknown) bool { return y.Token == x.Token && y.Instance == x.Instance })
 	return nil
 }
+
+// TestRedisReconcileOutlivesItsCaller: the decision or the heartbeat that
+// found Redis answering again may be cut short by a stop just after; the
+// settling it begun finishes, so that Redis and the ledger are not left
+// with one given back and the other still open.
+func TestRedisReconcileOutlivesItsCaller(t *testing.T) {
+	t.Parallel()
+	newLimiter := internalRedis(t)
+	r := newLimiter("outlives")
+	ctx := context.Background()
+	if d, err := r.Take(ctx, ingest.Caller{}, "videos.list"); err != nil || !d.Allowed {
+		t.Fatalf("take: %+v, %v", d, err)
+	}
+	cs, err := resolve(r.opts.Costs, []ingest.Charge{{Pool: "default", Units: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.gaveUp(ctx, "videos.list", cs, r.tok.Load()+1)
+	stopped, cancel := context.WithCancel(ctx)
+	cancel()
+	r.reconcile(stopped)
+	if n := r.pend.n.Load(); n != 0 {
+		t.Fatalf("%d unknown decisions left after reconciling on a context a stop ended", n)
+	}
+	if us, err := r.opts.Unknowns.Unknowns(ctx, "outlives"); err != nil || len(us) != 0 {
+		t.Fatalf("the ledger keeps %d unknown decisions (%v), want them settled", len(us), err)
+	}
+}

@@ -53,6 +53,7 @@ func Check(h *History) []string {
 	out = append(out, checkSlotsServed(h)...)
 	out = append(out, checkDropsSaid(h)...)
 	out = append(out, checkLowerDropped(h)...)
+	out = append(out, checkRoomAtStart(h)...)
 	out = append(out, checkClockAsked(h)...)
 	out = append(out, checkCopiesRefused(h)...)
 	out = append(out, checkRefilled(h)...)
@@ -155,7 +156,7 @@ func checkAges(h *History) []string {
 			if scarce && !h.holdsTier(c.Tier) {
 				bound = max(bound, h.MaxStale+step)
 			}
-			held := scarce && !h.NoPace && c.Tier == first && firstEvery > time.Duration(c.Tier)*h.Every && firstEvery <= h.MaxStale
+			held := scarce && !h.NoPace && cat == "" && c.Tier == first && firstEvery > time.Duration(c.Tier)*h.Every && firstEvery <= h.MaxStale
 			if held {
 				// the highest tier stretched: its cadence, a slot of --every
 				// its credit may wait, and a step
@@ -444,17 +445,16 @@ func (h *History) firstTierEvery(day time.Duration) (tier int, every time.Durati
 			}
 		}
 	}
-	cats := float64(len(h.categories()))
-	var top float64 // the highest tier's units a day at its floor
-	for _, c := range h.Charts {
+	var top float64              // the highest tier's units a day at its floor
+	for _, c := range h.Charts { // the regions' own: the category charts give way first
 		pages := float64((c.Depth + regions.PageSize - 1) / regions.PageSize)
 		if c.Tier == tier {
-			top += cats * pages * float64(24*time.Hour) / float64(floor)
+			top += pages * float64(24*time.Hour) / float64(floor)
 			continue
 		}
 		f := time.Duration(c.Tier) * h.Every
 		limit := max(f, h.MaxStale/f*f)
-		left -= cats * pages * float64(24*time.Hour) / float64(limit)
+		left -= pages * float64(24*time.Hour) / float64(limit)
 	}
 	switch {
 	case top <= left:

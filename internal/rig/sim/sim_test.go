@@ -346,9 +346,14 @@ func longDays(t *testing.T) int {
 // takes three seconds a call (a pass longer than a stagger step), tracking
 // reads the counts at every slot. Its first three minutes the upstream
 // answers in twelve (SlowStart): the fresh database's first start reads
-// the upstream's clock before each call's bound, never within it.
+// the upstream's clock before each call's bound, never within it. The
+// charts' default pool, none of tracking's, is 650 units a day, which
+// holds the regions' own charts at --every and their category charts of
+// music (--categories 10) only stretched: a category chart waits for
+// room beside a round of the own charts.
 func TestSimTrackingEverySlot(t *testing.T) {
-	s := shipped()
+	s := scarceAt(t, 700, 50)
+	s.Categories = []string{"", "10"}
 	s.TrackEvery = 5 * time.Minute
 	simulate(t, Config{Shape: s, Days: days(t, 1), Latency: 3 * time.Second, SlowStart: 3 * time.Minute,
 		Start: time.Date(2026, 10, 25, 0, 0, 0, 0, time.UTC)})
