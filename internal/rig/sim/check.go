@@ -333,13 +333,19 @@ func (h *History) firstAfterStart(passes []time.Time, i int) bool {
 // join's region that started while one of the join's runs was under way.
 func (h *History) beside(r Run) bool {
 	for _, j := range h.Joins {
-		if j.Region != r.Region {
-			continue
+		if j.Region == r.Region && j.running(r.Started) {
+			return true
 		}
-		for _, jr := range j.Runs {
-			if !r.Started.Before(jr.From.Truncate(time.Millisecond)) && !r.Started.After(jr.To) {
-				return true
-			}
+	}
+	return false
+}
+
+// running says whether one of the join's runs was running at t, its start
+// read at the millisecond the runs table keeps.
+func (j Join) running(t time.Time) bool {
+	for _, jr := range j.Runs {
+		if !t.Before(jr.From.Truncate(time.Millisecond)) && !t.After(jr.To) {
+			return true
 		}
 	}
 	return false

@@ -86,10 +86,8 @@ func (h *History) passesOf(entry, name string) lowerCount {
 // besideAt says whether a second process's run --once was running at t.
 func (h *History) besideAt(t time.Time) bool {
 	for _, j := range h.Joins {
-		for _, jr := range j.Runs {
-			if !t.Before(jr.From.Truncate(time.Millisecond)) && !t.After(jr.To) {
-				return true
-			}
+		if j.running(t) {
+			return true
 		}
 	}
 	return false
@@ -165,20 +163,8 @@ func (h *History) ownDropped() bool {
 		return false
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		m := dropLine.FindStringSubmatch(line)
-		if m == nil || m[2] != "drops" {
-			continue
-		}
-		list := strings.Trim(m[4], `"`)
-		if strings.Contains(list, " and ") {
+		if m := dropLine.FindStringSubmatch(line); m != nil && m[2] == "drops" && h.namesOwn(strings.Trim(m[4], `"`)) {
 			return true
-		}
-		for _, e := range strings.Split(list, ",") {
-			for _, c := range h.Charts {
-				if c.Code == e {
-					return true
-				}
-			}
 		}
 	}
 	return false
