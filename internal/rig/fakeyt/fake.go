@@ -363,9 +363,26 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) { f.ServeAnswer
 // during the latency). cut says the answer is one MalformNext cut short,
 // so that a rig tells it without parsing the JSON again.
 func (f *Fake) ServeAnswer(w http.ResponseWriter, r *http.Request) (plain []byte, cut bool) {
+	a := f.ServeCall(w, r)
+	return a.JSON, a.Cut
+}
+
+// Sent is an answer as ServeCall sent it: its JSON and whether it was cut
+// short, as ServeAnswer returns them, and the videos a videos.list answer
+// of status 200 names, in its order: nil for any other answer, one cut
+// short, or one whose fields= leaves the items' ids out. A rig that keeps
+// a chart page's ids reads them here rather than parsing the JSON again.
+type Sent struct {
+	JSON []byte
+	Cut  bool
+	IDs  []string
+}
+
+// ServeCall answers r as ServeHTTP does and returns what it sent.
+func (f *Fake) ServeCall(w http.ResponseWriter, r *http.Request) Sent {
 	start := time.Now()
 	if r.URL.Path == DiscoveryPath {
-		return f.discovery(w, r, start), false
+		return Sent{JSON: f.discovery(w, r, start)}
 	}
 	if r.URL.Query().Get("key") == "" {
 		f.keyless.Add(1)
@@ -376,18 +393,19 @@ func (f *Fake) ServeAnswer(w http.ResponseWriter, r *http.Request) (plain []byte
 	// The latency runs from the request's arrival, so that the fake's own
 	// work is inside it, as the upstream's is.
 	if !f.wait(r.Context(), start) {
-		return nil, false
+		return Sent{}
 	}
 	f.send(w, r, a.status, a.body)
-	return a.body, a.cut
+	return Sent{JSON: a.body, Cut: a.cut, IDs: a.ids}
 }
 
-// answer is what respond built: its status, its JSON, and whether that
-// JSON was cut short on purpose (MalformNext).
+// answer is what respond built: its status, its JSON, whether that JSON
+// was cut short on purpose (MalformNext), and the videos it names (Sent).
 type answer struct {
 	status int
 	body   []byte
 	cut    bool
+	ids    []string
 }
 
 // respond charges the call and builds its answer: an injected fault, an
@@ -411,7 +429,22 @@ func (f *Fake) respond(r *http.Request) answer {
 	if e != nil {
 		return encode(e.Error.Code, e)
 	}
-	return f.encodeBody(body, sel)
+	a := f.encodeBody(body, sel)
+	if l, ok := body.(*listResponse); ok && a.status == http.StatusOK && !a.cut && sel.keepsWhole("items", "id") {
+		a.ids = videoIDs(l.Items)
+	}
+	return a
+}
+
+// videoIDs are the ids of the videos among items, in their order.
+func videoIDs(items []any) []string {
+	var out []string
+	for _, it := range items {
+		if v, ok := it.(videoItem); ok {
+			out = append(out, v.ID)
+		}
+	}
+	return out
 }
 
 // charge records the call and says in which of the buckets it draws from

@@ -134,6 +134,23 @@ func (sel selection) pick(name string) (selection, bool) {
 	return sub, ok
 }
 
+// keepsWhole says whether sel keeps the value at path whole, as prune
+// writes it: nil keeps everything, and a selection inside a scalar keeps
+// none of it.
+func (sel selection) keepsWhole(path ...string) bool {
+	for _, name := range path {
+		if sel == nil {
+			return true
+		}
+		sub, ok := sel.pick(name)
+		if !ok {
+			return false
+		}
+		sel = sub
+	}
+	return sel == nil
+}
+
 // pickRaw is pick of a key as the answer spells it, quoted.
 func (sel selection) pickRaw(raw []byte) (selection, bool, error) {
 	if len(raw) < 2 || raw[0] != '"' {

@@ -8,7 +8,12 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"slices"
 	"testing"
+
+	"github.com/ingestworks/ingest"
+	"github.com/ingestworks/ingest/regions"
 )
 
 // rawGet sends path?rawQuery with exactly the headers given, and returns
@@ -164,5 +169,54 @@ func TestServeAnswerSaysItsCut(t *testing.T) {
 	req, _ := http.NewRequest(http.MethodGet, basePath+"videos?key="+key, nil) // an error's answer
 	if plain, cut := f.ServeAnswer(httptest.NewRecorder(), req); cut || !json.Valid(plain) {
 		t.Errorf("an error's answer: cut %v, valid JSON %v", cut, json.Valid(plain))
+	}
+}
+
+// TestServeCallNamesTheAnswersIDs: the ids ServeCall says a videos.list
+// answer names are those its JSON names, in its order, every page of
+// every region's chart with the client's fields= and with none; none for
+// an answer cut short, an error's, one whose fields= leaves the ids out,
+// or another operation's.
+func TestServeCallNamesTheAnswersIDs(t *testing.T) {
+	t.Parallel()
+	f := New()
+	fields := ingest.Fields(ingest.Keeps(ingest.OpVideosList))
+	for _, r := range regions.Builtin {
+		for _, sel := range []string{fields, ""} {
+			for tok, page := "", 0; page == 0 || tok != ""; page++ {
+				v := url.Values{"key": {key}, "part": {"snippet,statistics,contentDetails"}, "chart": {"mostPopular"},
+					"regionCode": {r.Code}, "maxResults": {"50"}, "pageToken": {tok}, "fields": {sel}}
+				req, _ := http.NewRequest(http.MethodGet, basePath+"videos?"+v.Encode(), nil)
+				sent := f.ServeCall(httptest.NewRecorder(), req)
+				var got struct {
+					NextPageToken string
+					Items         []struct{ ID string }
+				}
+				if err := json.Unmarshal(sent.JSON, &got); err != nil {
+					t.Fatalf("%s page %d: %v", r.Code, page, err)
+				}
+				var want []string
+				for _, it := range got.Items {
+					want = append(want, it.ID)
+				}
+				if !slices.Equal(sent.IDs, want) {
+					t.Errorf("%s page %d, fields %q: ids %v; the JSON names %v", r.Code, page, sel, sent.IDs, want)
+				}
+				tok = got.NextPageToken
+			}
+		}
+	}
+	f.MalformNext(1)
+	none := map[string]string{
+		"cut short":    basePath + "videos?" + chartQuery("GB", ""),
+		"an error":     basePath + "videos?key=" + key,
+		"no ids":       basePath + "videos?" + chartQuery("GB", "") + "&fields=items(snippet(title))",
+		"another kind": basePath + "videos:batchGetStats?key=" + key + "&part=statistics&id=" + f.Chart("GB")[0].ID,
+	}
+	for _, name := range []string{"cut short", "an error", "no ids", "another kind"} {
+		req, _ := http.NewRequest(http.MethodGet, none[name], nil)
+		if sent := f.ServeCall(httptest.NewRecorder(), req); sent.IDs != nil {
+			t.Errorf("%s: ids %v, want none (%s)", name, sent.IDs, sent.JSON)
+		}
 	}
 }
