@@ -36,8 +36,13 @@ func (l *Ledger) Written(ctx context.Context, quotaKey string) (int64, error) {
 	return seq, nil
 }
 
+// writtenSQL reads a quota key's counter of writes; no row is 0.
+const writtenSQL = `SELECT last FROM ledger_seq WHERE quota_key = ?`
+
+func init() { tableSQL = append(tableSQL, writtenSQL) }
+
 func written(ctx context.Context, q querier, quotaKey string) (seq int64, err error) {
-	rows, err := q.QueryContext(ctx, `SELECT last FROM ledger_seq WHERE quota_key = ?`, quotaKey)
+	rows, err := q.QueryContext(ctx, writtenSQL, quotaKey)
 	if err != nil {
 		return 0, err
 	}

@@ -291,13 +291,10 @@ func (t Tables) Missing(ctx context.Context, tx *sql.Tx, quotaKey string, since,
 	return rec, err
 }
 
-// Written is quotaKey's write number as tx sees it (Ledger.Written).
-func (t Tables) Written(ctx context.Context, tx *sql.Tx, quotaKey string) (int64, error) {
-	var q querier = t.db
-	if tx != nil {
-		q = tx
-	}
-	return written(ctx, q, quotaKey)
+// Written is quotaKey's write number as tx sees it (Ledger.Written). Every
+// decision reads it, so it runs prepared where the tables' statements are.
+func (t Tables) Written(ctx context.Context, tx *sql.Tx, quotaKey string) (seq int64, err error) {
+	return seq, one(t.row(ctx, tx, writtenSQL, quotaKey), &seq)
 }
 
 // blocksSQL reads the blocks in force after a time.

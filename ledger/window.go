@@ -14,7 +14,15 @@ import (
 const windowSQL = `SELECT id, at_ms, units FROM quota_log WHERE quota_key = ? AND pool = ? AND at_ms > ?
 	ORDER BY at_ms, length(id), id`
 
-func init() { tableSQL = append(tableSQL, windowSQL) }
+// dataVersionSQL and connVersionSQL are what Version reads: every
+// decision reads both, so they run prepared where the tables' statements
+// are.
+const (
+	dataVersionSQL = `PRAGMA data_version`
+	connVersionSQL = `PRAGMA temp.user_version`
+)
+
+func init() { tableSQL = append(tableSQL, windowSQL, dataVersionSQL, connVersionSQL) }
 
 // Window is a pool's log entries after after, in the order of their ids,
 // each to fn (quota.LogWindow).
@@ -48,10 +56,10 @@ func (t Tables) Version(ctx context.Context, tx *sql.Tx) (conn, data int64, err 
 	if _, ok := t.turns.(sqliteTurns); !ok || tx == nil {
 		return 0, 0, errNoVersion
 	}
-	if err := tx.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&data); err != nil {
+	if err := t.row(ctx, tx, dataVersionSQL).Scan(&data); err != nil {
 		return 0, 0, err
 	}
-	if err := tx.QueryRowContext(ctx, `PRAGMA temp.user_version`).Scan(&conn); err != nil {
+	if err := t.row(ctx, tx, connVersionSQL).Scan(&conn); err != nil {
 		return 0, 0, err
 	}
 	if conn == 0 {
