@@ -441,6 +441,9 @@ func videoIDs(items []any) []string {
 	var out []string
 	for _, it := range items {
 		if v, ok := it.(videoItem); ok {
+			if out == nil {
+				out = make([]string, 0, len(items))
+			}
 			out = append(out, v.ID)
 		}
 	}

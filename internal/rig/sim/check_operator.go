@@ -31,18 +31,7 @@ const reached = ingest.Delivery + time.Second
 // chargedIn is what the upstream charged pool ("" every pool) for the
 // calls it answered from from to before to, and that keep says belong.
 func chargedIn(calls []Call, pool string, from, to time.Time, keep func(Call) bool) int64 {
-	var n int64
-	for _, c := range calls {
-		if c.At.Before(from) || !c.At.Before(to) || (keep != nil && !keep(c)) {
-			continue
-		}
-		for _, ch := range chargeOf(c) {
-			if pool == "" || ch.Pool == pool {
-				n += ch.Units
-			}
-		}
-	}
-	return n
+	return inTime(calls).chargedIn(pool, from, to, keep)
 }
 
 // chargeOf is what the upstream charges a call: its operation's cost,
@@ -66,6 +55,7 @@ func chargeOf(c Call) []ingest.Charge {
 // catalogue's) is no run's. Exact: the run's units are its calls' in the
 // ledger, and every call the upstream charged is there.
 func checkRunUnits(h *History) []string {
+	calls := inTime(h.Calls)
 	byChart := map[string][]Run{}
 	for _, r := range h.Runs {
 		if h.peers(r) {
@@ -97,7 +87,7 @@ func checkRunUnits(h *History) []string {
 			if k+1 < len(runs) && runs[k+1].Started.Before(end) {
 				end = runs[k+1].Started
 			}
-			want := chargedIn(h.Calls, "", r.Started, end, func(c Call) bool {
+			want := calls.chargedIn("", r.Started, end, func(c Call) bool {
 				return c.Region == r.Region && (c.Kind == KindCategories || c.Kind == KindChart && c.Category == r.Category)
 			})
 			if last.Units != want {
@@ -123,6 +113,7 @@ func checkRunUnits(h *History) []string {
 // are in its own ledger, which this site does not read; so is a day the
 // prune may have cut from the ledger.
 func checkDaily(h *History) []string {
+	calls := inTime(h.Calls)
 	var wrong []string
 	checked := 0
 	for _, rd := range h.Operator {
@@ -137,8 +128,8 @@ func checkDaily(h *History) []string {
 				if from.Before(kept) || !from.Before(rd.At) || h.peerIn(from, to.Add(reached)) {
 					continue
 				}
-				lo := chargedIn(h.Calls, pool, from.Add(reached), earlier(to, rd.At), nil)
-				hi := chargedIn(h.Calls, pool, from, earlier(to, rd.Answered).Add(reached), nil)
+				lo := calls.chargedIn(pool, from.Add(reached), earlier(to, rd.At), nil)
+				hi := calls.chargedIn(pool, from, earlier(to, rd.Answered).Add(reached), nil)
 				checked++
 				if units < lo || units > hi {
 					wrong = append(wrong, fmt.Sprintf("at %s pool %s's day %s: %d units, the upstream charged %d to %d",
@@ -161,6 +152,7 @@ func checkDaily(h *History) []string {
 // limiter that did not answer, or that waits after a data loss, is not
 // read.
 func checkUsed(h *History) []string {
+	calls := inTime(h.Calls)
 	var wrong []string
 	checked := 0
 	for _, rd := range h.Operator {
@@ -173,7 +165,7 @@ func checkUsed(h *History) []string {
 				continue
 			}
 			from := rd.At.Add(-p.Window - ingest.Delivery)
-			least := chargedIn(h.Calls, p.Name, from.Add(reached), rd.At, nil)
+			least := calls.chargedIn(p.Name, from.Add(reached), rd.At, nil)
 			checked++
 			if used < least {
 				wrong = append(wrong, fmt.Sprintf("at %s pool %s: %d units used, under the %d the upstream charged for the calls admitted in its %s and the delivery bound",

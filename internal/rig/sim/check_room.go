@@ -40,6 +40,7 @@ func checkRoomAtStart(h *History) []string {
 		return nil
 	}
 	pages, cats, dropped := h.fewestPages(), h.fewestCategoryPages(), h.ownDroppedAt()
+	calls := inTime(h.Calls)
 	var out []string
 	for _, pool := range h.Costs.Pools {
 		per := h.pageUnits(pool.Name)
@@ -61,7 +62,7 @@ func checkRoomAtStart(h *History) []string {
 				continue
 			}
 			n++
-			used := chargedBefore(h.Calls, pool.Name, r.Started.Add(-pool.Window+h.Latency+time.Second), r.Started)
+			used := calls.chargedBefore(pool.Name, r.Started.Add(-pool.Window+h.Latency+time.Second), r.Started)
 			if left := pool.Capacity() - used; left < need {
 				short = append(short, fmt.Sprintf("%s at %s with %d left of the %d it needs", chartName(r.Region, r.Category), r.Started.UTC().Format(time.RFC3339), left, need))
 			}
@@ -166,17 +167,7 @@ func (h *History) pageUnits(pool string) int64 {
 
 // chargedBefore is what the fake charged pool after from and before to.
 func chargedBefore(calls []Call, pool string, from, to time.Time) int64 {
-	var lo, hi int64
-	for _, c := range calls {
-		if !c.At.Before(to) {
-			break
-		}
-		if !c.At.After(from) {
-			lo = c.Charged[pool]
-		}
-		hi = c.Charged[pool]
-	}
-	return hi - lo
+	return inTime(calls).chargedBefore(pool, from, to)
 }
 
 // limiterBehind says whether the limiter may have counted less than the
