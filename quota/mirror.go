@@ -20,10 +20,23 @@ import (
 // database again, as without it. Every write still goes to the database
 // as before; the mirror only spares the reads.
 
-// logEntry is one entry of a pool's log.
+// logEntry is one entry of a pool's log. In a mirror's entries, sum is
+// the units of the entries up to it and its own, counted from any start:
+// the units of a span are its last sum less the sum before it, so that a
+// decision sums its window in two lookups, not a walk of every entry in it.
 type logEntry struct {
 	ID        string
 	At, Units int64
+	sum       int64
+}
+
+// summed sets the sums of es, counted on from before.
+func summed(before int64, es []logEntry) []logEntry {
+	for i := range es {
+		before += es[i].Units
+		es[i].sum = before
+	}
+	return es
 }
 
 // logVersion says which connection a decision ran on and what that
@@ -129,7 +142,7 @@ func (v *logView) pool(ctx context.Context, tx *sql.Tx, key, pool string, keep i
 	if err != nil {
 		return nil, err
 	}
-	p = &poolView{base: &poolMirror{from: keep, entries: entries}, trimmed: keep}
+	p = &poolView{base: &poolMirror{from: keep, entries: summed(0, entries)}, trimmed: keep}
 	v.pools[pool] = p
 	return p, nil
 }
@@ -176,8 +189,37 @@ func entryOrder(a, b logEntry) int {
 	return strings.Compare(a.ID, b.ID)
 }
 
-// used is LogRows.Used over the view (without the ledger).
+// used is LogRows.Used over the view (without the ledger). A view that
+// added nothing yet, as at a decision's load, sums its entries by their
+// sums.
 func (p *poolView) used(horizon, dayStart, keep int64) (used, usedDay int64) {
+	if len(p.adds) > 0 {
+		return p.walked(horizon, dayStart, keep)
+	}
+	after := max(keep, p.trimmed)
+	used = p.after(max(after, horizon))
+	if dayStart > 0 {
+		usedDay = p.after(max(after, dayStart-1))
+	}
+	return used, usedDay
+}
+
+// after is the units of the base's entries after t.
+func (p *poolView) after(t int64) int64 {
+	es := p.base.entries
+	i := p.start(t)
+	if i == len(es) {
+		return 0
+	}
+	before := es[0].sum - es[0].Units
+	if i > 0 {
+		before = es[i-1].sum
+	}
+	return es[len(es)-1].sum - before
+}
+
+// walked is used by a walk of every entry of the view.
+func (p *poolView) walked(horizon, dayStart, keep int64) (used, usedDay int64) {
 	p.each(keep, func(e logEntry) bool {
 		if e.At > horizon {
 			used += e.Units
@@ -253,13 +295,18 @@ func (p *poolView) left() *poolMirror {
 	adds := slices.Clone(p.adds)
 	slices.SortFunc(adds, entryOrder)
 	if len(adds) == 0 || i == len(base) || entryOrder(base[len(base)-1], adds[0]) < 0 {
-		return &poolMirror{from: p.trimmed, entries: append(base[i:], adds...)}
+		var before int64
+		if i < len(base) {
+			before = base[len(base)-1].sum
+		}
+		return &poolMirror{from: p.trimmed, entries: append(base[i:], summed(before, adds)...)}
 	}
 	next := &poolMirror{from: p.trimmed}
 	p.each(p.trimmed, func(e logEntry) bool {
 		next.entries = append(next.entries, e)
 		return true
 	})
+	next.entries = summed(0, next.entries)
 	return next
 }
 
