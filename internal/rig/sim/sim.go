@@ -68,6 +68,9 @@ type Config struct {
 	// Start each, and start it again shortly after: a long history's
 	// process meets what it left in the database, as an upgrade's does.
 	Restarts []time.Duration
+	// Upgrades stop the process as Restarts do, and start it on its
+	// database as a release before the terms' note left it (upgrade.go).
+	Upgrades []time.Duration
 	// SkewedStarts set the upstream's Date an hour behind this long after
 	// Start each, for skewFor, and stop the process skewStop into it for
 	// a minute: a start that meets a wrong Date, which the nemesis's
@@ -421,6 +424,7 @@ type event struct {
 	join, joinEvery time.Duration
 	pick            int
 	full            time.Duration // the disk under the database is full this long (full.go)
+	upgrade         bool          // with down: the database is left as an older release left it (upgrade.go)
 }
 
 // slowAnswer is how long a slow upstream takes to answer (SlowStart):
@@ -485,6 +489,11 @@ func (ev event) apply(h *History, p *process, up *Upstream, second func(string, 
 		return fmt.Errorf("the daemon at %s: %w", ev.at.UTC().Format(time.RFC3339), err)
 	}
 	h.Down = append(h.Down, Interval{ev.at, ev.at.Add(ev.down)})
+	if ev.upgrade {
+		if err := unnote(filepath.Join(h.Dir, "ingest.db")); err != nil {
+			return err
+		}
+	}
 	time.Sleep(ev.down)
 	return nil
 }
@@ -553,6 +562,9 @@ func (c Config) nemesis(end time.Time) []event {
 		evs := c.besides(end)
 		for _, d := range c.Restarts {
 			evs = append(evs, event{at: c.Start.Add(d), down: time.Minute})
+		}
+		for _, d := range c.Upgrades {
+			evs = append(evs, event{at: c.Start.Add(d), down: time.Minute, upgrade: true})
 		}
 		for _, d := range c.SkewedStarts {
 			evs = append(evs, event{at: c.Start.Add(d), skew: time.Hour, down: time.Minute})

@@ -310,8 +310,15 @@ func TestSimLong(t *testing.T) {
 	if at := time.Duration(n)*24*time.Hour - 22*time.Hour; at > 0 {
 		restarts = append(restarts, at)
 	}
+	// started early on, as a release before the terms' note left the
+	// database (holding nothing past the standing), the process notes it
+	// and runs on
+	var upgrades []time.Duration
+	if at := 4*24*time.Hour + 9*time.Hour; at < time.Duration(n)*24*time.Hour-time.Hour {
+		upgrades = append(upgrades, at)
+	}
 	simulate(t, Config{Shape: s, Days: n, Start: time.Date(2026, 12, 20, 0, 0, 0, 0, time.UTC), Restarts: restarts,
-		Backfills: backfilled()})
+		Upgrades: upgrades, Backfills: backfilled()})
 }
 
 // backfilled is one backfill of the US videos published over eight months
