@@ -71,6 +71,11 @@ type Config struct {
 	// Upgrades stop the process as Restarts do, and start it on its
 	// database as a release before the terms' note left it (upgrade.go).
 	Upgrades []time.Duration
+	// Terms send the process SIGTERM without the nemesis, this long after
+	// Start each, while a chart page is on the wire (held a few seconds,
+	// within its bound), and start it again a minute later: the drain,
+	// which the nemesis's draw may leave out of a short history.
+	Terms []time.Duration
 	// SkewedStarts set the upstream's Date an hour behind this long after
 	// Start each, for skewFor, and stop the process skewStop into it for
 	// a minute: a start that meets a wrong Date, which the nemesis's
@@ -432,6 +437,10 @@ type event struct {
 // a call's delivery bound (ingest.Delivery).
 const slowAnswer = 12 * time.Second
 
+// termHeld is how long the upstream holds the page a Terms SIGTERM meets:
+// within the page's own bound, so that the drain stores it.
+const termHeld = 5 * time.Second
+
 // termWait is how long a SIGTERM waits for a chart page to be on the
 // wire: the charts' staggered slots bring one every few minutes.
 const termWait = time.Hour
@@ -565,6 +574,9 @@ func (c Config) nemesis(end time.Time) []event {
 		}
 		for _, d := range c.Upgrades {
 			evs = append(evs, event{at: c.Start.Add(d), down: time.Minute, upgrade: true})
+		}
+		for _, d := range c.Terms {
+			evs = append(evs, event{at: c.Start.Add(d), term: termHeld, down: time.Minute})
 		}
 		for _, d := range c.SkewedStarts {
 			evs = append(evs, event{at: c.Start.Add(d), skew: time.Hour, down: time.Minute})
