@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -10,7 +11,8 @@ import (
 // answered, and answered with what docs/api.md promises of its filters:
 // with a region, only videos charted in it (each hit's regions hold it);
 // with a language, only videos in it (either tag that language or a
-// narrower form of it). A video the reader had just been served in a
+// narrower form of it); every hit with a word of the query marked in its
+// snippet, the query's word itself where both are plain letters. A video the reader had just been served in a
 // chart, searched by its whole title, is among the hits (the API's pages
 // read as deep as they go). Readers served charts that never met a
 // filtered search with hits, or a video they knew found, checked nothing.
@@ -33,6 +35,10 @@ func checkSearches(h *History) []string {
 		for _, hit := range s.Hits {
 			if s.Region != "" && !slices.Contains(hit.Regions, s.Region) {
 				wrong = append(wrong, fmt.Sprintf("%s found %s, charted in %v only", what, hit.ID, hit.Regions))
+				break
+			}
+			if !marksQuery(hit.Snippet, s.Query) {
+				wrong = append(wrong, fmt.Sprintf("%s found %s, its snippet %q marking no word of the query", what, hit.ID, hit.Snippet))
 				break
 			}
 			if s.Language != "" && !inLanguage(hit, s.Language) {
@@ -64,4 +70,45 @@ func checkSearches(h *History) []string {
 			len(h.Searched), filtered, found))
 	}
 	return out
+}
+
+// marksQuery says whether a hit's snippet marks what its query asked: a
+// word at least, and a query of one plain word itself, in any case, where
+// every word marked is plain too (a word spelled otherwise meets the query
+// through the index's folding, which this does not redo).
+func marksQuery(snippet, query string) bool {
+	marks := marked(snippet)
+	if len(marks) == 0 {
+		return false
+	}
+	if !plainWord(query) {
+		return true
+	}
+	for _, m := range marks {
+		if !plainWord(m) || strings.EqualFold(m, query) {
+			return true
+		}
+	}
+	return false
+}
+
+// marked is the texts between [ and ] in a snippet, in order.
+func marked(snippet string) []string {
+	var out []string
+	for {
+		_, after, ok := strings.Cut(snippet, "[")
+		if !ok {
+			return out
+		}
+		m, rest, ok := strings.Cut(after, "]")
+		if !ok {
+			return out
+		}
+		out, snippet = append(out, m), rest
+	}
+}
+
+// plainWord says whether s is a word of ASCII letters alone.
+func plainWord(s string) bool {
+	return s != "" && !strings.ContainsFunc(s, func(r rune) bool { return (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') })
 }

@@ -16,10 +16,10 @@ func searchedHistory() *History {
 	h := rankedHistory()
 	h.Searched = []Searched{
 		{At: t0.Add(2 * time.Minute), Query: `"Morning briefing: pizza"`, Want: "a01",
-			Hits: []Shown{{ID: "a07"}, {ID: "a01", AudioLanguage: "en", Language: "en-GB"}}},
+			Hits: []Shown{{ID: "a07", Snippet: "[Morning] show"}, {ID: "a01", AudioLanguage: "en", Language: "en-GB", Snippet: "[Morning briefing]: [pizza]"}}},
 		{At: t0.Add(2 * time.Minute), Query: "football", Region: "US", Language: "hi", Hits: []Shown{
-			{ID: "a02", AudioLanguage: "hi", Regions: []string{"IN", "US"}},
-			{ID: "a03", Language: "HI-Latn", Regions: []string{"US"}},
+			{ID: "a02", AudioLanguage: "hi", Regions: []string{"IN", "US"}, Snippet: "…and [FOOTBALL] tonight"},
+			{ID: "a03", Language: "HI-Latn", Regions: []string{"US"}, Snippet: "[FÓOTBALL] [MV] highlights"},
 		}},
 	}
 	return h
@@ -43,6 +43,10 @@ func TestCheckFindsASearchThatBrokeItsFilters(t *testing.T) {
 			"found a03, charted in [GB] only"},
 		"the known video missed": {func(h *History) { h.Searched[0].Hits = h.Searched[0].Hits[:1] },
 			`"Morning briefing: pizza" (region "", language "") did not find a01, served in the chart that instant, among its 1 hits`},
+		"a hit with no word marked": {func(h *History) { h.Searched[0].Hits[0].Snippet = "Morning show" },
+			`found a07, its snippet "Morning show" marking no word of the query`},
+		"a hit marking another word": {func(h *History) { h.Searched[1].Hits[0].Snippet = "[Cricket] tonight" },
+			`football (region "US", language "hi") found a02, its snippet "[Cricket] tonight" marking no word`},
 		"an error while up": {func(h *History) { h.Searched[1].Err = "/api/v1/search: 500 Internal Server Error" },
 			"the process up, football: /api/v1/search: 500 Internal Server Error"},
 	} {

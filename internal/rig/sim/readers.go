@@ -125,6 +125,7 @@ type Shown struct {
 	ID, Title               string
 	AudioLanguage, Language string
 	Regions                 []string // a search hit's
+	Snippet                 string   // a search hit's, its matched words between [ and ]
 }
 
 // PlanRead is the day's plan a reader read on the site's /quota (the

@@ -116,6 +116,7 @@ func (ask Searched) read(ctx context.Context, client *http.Client) Searched {
 				AudioLanguage string   `json:"audio_language"`
 				Language      string   `json:"language"`
 				Regions       []string `json:"regions"`
+				Snippet       string   `json:"snippet"`
 			} `json:"hits"`
 			Next *string `json:"next_cursor"`
 		}
@@ -125,7 +126,7 @@ func (ask Searched) read(ctx context.Context, client *http.Client) Searched {
 		}
 		found := false
 		for _, h := range res.Hits {
-			ask.Hits = append(ask.Hits, Shown{ID: h.ID, Title: h.Title, AudioLanguage: h.AudioLanguage, Language: h.Language, Regions: h.Regions})
+			ask.Hits = append(ask.Hits, Shown{ID: h.ID, Title: h.Title, AudioLanguage: h.AudioLanguage, Language: h.Language, Regions: h.Regions, Snippet: h.Snippet})
 			found = found || h.ID == ask.Want
 		}
 		ask.More = res.Next != nil
