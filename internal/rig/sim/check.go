@@ -70,6 +70,7 @@ func Check(h *History) []string {
 	out = append(out, checkRegionsNamed(h)...)
 	out = append(out, checkLogKeys(h)...)
 	out = append(out, checkStoppedAtFailure(h)...)
+	out = append(out, checkRegionsSaid(h)...)
 	return out
 }
 

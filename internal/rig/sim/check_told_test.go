@@ -125,3 +125,30 @@ func TestCheckFindsAFailedPassThatWentOnAskingForPages(t *testing.T) {
 		t.Errorf("a failed pass answered the page whose store failed and the next: %q", f)
 	}
 }
+
+func TestCheckFindsALogLineNamingRegionsNotRun(t *testing.T) {
+	h := history(hourly(3, 1), nil, 1)
+	h.Log = filepath.Join(t.TempDir(), "daemon.log")
+	good := `time=2026-10-25T00:00:00.000Z level=INFO msg=plan pool=default regions=8 pages_per_cycle=4
+time=2026-10-25T00:00:01.000Z level=INFO msg=pass region=US status=completed pages=4
+time=2026-10-25T00:00:02.000Z level=INFO msg="plan tier" tier=1 regions=US,US/10 every=1h0m0s
+`
+	if err := os.WriteFile(h.Log, []byte(good), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if f := checkRegionsSaid(h); len(f) != 0 {
+		t.Fatalf("only US named, and counts: %q", f)
+	}
+	bad := good + `time=2026-10-26T00:00:00.000Z level=INFO msg="the region catalogue lists regions this daemon does not run: --regions all takes them at its next start" regions=AE,AR,AT,US
+`
+	if err := os.WriteFile(h.Log, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if f := checkRegionsSaid(h); len(f) != 1 || !strings.HasPrefix(f[0], "1 lines of the daemon's log name regions it does not run: regions=AE,AR,AT in time=2026-10-26T00:00:00.000Z") {
+		t.Errorf("the catalogue's regions told to a daemon of US alone: %q", f)
+	}
+	h.Regions = "all"
+	if f := checkRegionsSaid(h); len(f) != 0 {
+		t.Errorf("a daemon at --regions all: %q", f)
+	}
+}
