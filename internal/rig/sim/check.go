@@ -66,6 +66,11 @@ func Check(h *History) []string {
 	out = append(out, checkRetries(h)...)
 	out = append(out, checkBoundsKept(h)...)
 	out = append(out, checkLog(h)...)
+	out = append(out, checkTrackingTold(h)...)
+	out = append(out, checkRegionsNamed(h)...)
+	out = append(out, checkLogKeys(h)...)
+	out = append(out, checkStoppedAtFailure(h)...)
+	out = append(out, checkRegionsSaid(h)...)
 	return out
 }
 

@@ -37,6 +37,8 @@ type OperatorRead struct {
 	Daily        map[string][]int64
 	DailyFrom    time.Time   // the first day of Daily
 	Runs         []ListedRun // /api/v1/runs' newest chart runs, as listed
+	// Names are the regions' names as listed, by code ("" for none)
+	Names map[string]string
 }
 
 // ListedRun is a chart run as /api/v1/runs lists it: Finished zero while
@@ -119,6 +121,7 @@ func readQuota(ctx context.Context, client *http.Client) (r OperatorRead) {
 		} `json:"pools"`
 		Regions []struct {
 			Code    string  `json:"code"`
+			Name    string  `json:"name"`
 			LastRun *string `json:"last_run"`
 			Units   int64   `json:"units"`
 		} `json:"regions"`
@@ -140,7 +143,9 @@ func readQuota(ctx context.Context, client *http.Client) (r OperatorRead) {
 			}
 		}
 	}
+	r.Names = map[string]string{}
 	for _, g := range q.Regions {
+		r.Names[g.Code] = g.Name
 		if g.LastRun == nil {
 			continue
 		}

@@ -68,6 +68,14 @@ type Config struct {
 	// Start each, and start it again shortly after: a long history's
 	// process meets what it left in the database, as an upgrade's does.
 	Restarts []time.Duration
+	// Upgrades stop the process as Restarts do, and start it on its
+	// database as a release before the terms' note left it (upgrade.go).
+	Upgrades []time.Duration
+	// Terms send the process SIGTERM without the nemesis, this long after
+	// Start each, while a chart page is on the wire (held a few seconds,
+	// within its bound), and start it again a minute later: the drain,
+	// which the nemesis's draw may leave out of a short history.
+	Terms []time.Duration
 	// SkewedStarts set the upstream's Date an hour behind this long after
 	// Start each, for skewFor, and stop the process skewStop into it for
 	// a minute: a start that meets a wrong Date, which the nemesis's
@@ -421,12 +429,17 @@ type event struct {
 	join, joinEvery time.Duration
 	pick            int
 	full            time.Duration // the disk under the database is full this long (full.go)
+	upgrade         bool          // with down: the database is left as an older release left it (upgrade.go)
 }
 
 // slowAnswer is how long a slow upstream takes to answer (SlowStart):
 // past the budget of the clock's free request (fetch.ClockBudget), within
 // a call's delivery bound (ingest.Delivery).
 const slowAnswer = 12 * time.Second
+
+// termHeld is how long the upstream holds the page a Terms SIGTERM meets:
+// within the page's own bound, so that the drain stores it.
+const termHeld = 5 * time.Second
 
 // termWait is how long a SIGTERM waits for a chart page to be on the
 // wire: the charts' staggered slots bring one every few minutes.
@@ -485,6 +498,11 @@ func (ev event) apply(h *History, p *process, up *Upstream, second func(string, 
 		return fmt.Errorf("the daemon at %s: %w", ev.at.UTC().Format(time.RFC3339), err)
 	}
 	h.Down = append(h.Down, Interval{ev.at, ev.at.Add(ev.down)})
+	if ev.upgrade {
+		if err := unnote(filepath.Join(h.Dir, "ingest.db")); err != nil {
+			return err
+		}
+	}
 	time.Sleep(ev.down)
 	return nil
 }
@@ -553,6 +571,12 @@ func (c Config) nemesis(end time.Time) []event {
 		evs := c.besides(end)
 		for _, d := range c.Restarts {
 			evs = append(evs, event{at: c.Start.Add(d), down: time.Minute})
+		}
+		for _, d := range c.Upgrades {
+			evs = append(evs, event{at: c.Start.Add(d), down: time.Minute, upgrade: true})
+		}
+		for _, d := range c.Terms {
+			evs = append(evs, event{at: c.Start.Add(d), term: termHeld, down: time.Minute})
 		}
 		for _, d := range c.SkewedStarts {
 			evs = append(evs, event{at: c.Start.Add(d), skew: time.Hour, down: time.Minute})

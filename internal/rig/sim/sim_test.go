@@ -150,9 +150,10 @@ func simulateOne(t *testing.T, c Config) {
 // on the shipped pools, across the Pacific clocks going forward (Mar 14,
 // 10:00 UTC): the pools' day of 23 hours. Every three hours the
 // upstream's Date is an hour behind, and the process is stopped five
-// minutes into it and started inside it (skewedStarts).
+// minutes into it and started inside it (skewedStarts); once, between
+// two of them, it is sent SIGTERM while a chart page is on the wire.
 func TestSimDay(t *testing.T) {
-	simulate(t, Config{Shape: shipped(), Days: days(t, 1), Readers: true, SkewedStarts: skewedStarts(),
+	simulate(t, Config{Shape: shipped(), Days: days(t, 1), Readers: true, SkewedStarts: skewedStarts(), Terms: []time.Duration{100 * time.Minute},
 		Start: time.Date(2027, 3, 13, 12, 0, 0, 0, time.UTC)})
 }
 
@@ -310,8 +311,15 @@ func TestSimLong(t *testing.T) {
 	if at := time.Duration(n)*24*time.Hour - 22*time.Hour; at > 0 {
 		restarts = append(restarts, at)
 	}
+	// started early on, as a release before the terms' note left the
+	// database (holding nothing past the standing), the process notes it
+	// and runs on
+	var upgrades []time.Duration
+	if at := 4*24*time.Hour + 9*time.Hour; at < time.Duration(n)*24*time.Hour-time.Hour {
+		upgrades = append(upgrades, at)
+	}
 	simulate(t, Config{Shape: s, Days: n, Start: time.Date(2026, 12, 20, 0, 0, 0, 0, time.UTC), Restarts: restarts,
-		Backfills: backfilled()})
+		Upgrades: upgrades, Backfills: backfilled()})
 }
 
 // backfilled is one backfill of the US videos published over eight months
