@@ -66,6 +66,10 @@ func Check(h *History) []string {
 	out = append(out, checkRetries(h)...)
 	out = append(out, checkBoundsKept(h)...)
 	out = append(out, checkLog(h)...)
+	out = append(out, checkReportAfter(h)...)
+	out = append(out, checkLeft(h)...)
+	out = append(out, checkLogKeys(h)...)
+	out = append(out, checkGoneForgotten(h)...)
 	return out
 }
 
