@@ -71,6 +71,9 @@ func Check(h *History) []string {
 	out = append(out, checkLogKeys(h)...)
 	out = append(out, checkStoppedAtFailure(h)...)
 	out = append(out, checkRegionsSaid(h)...)
+	out = append(out, checkReportAfter(h)...)
+	out = append(out, checkLeft(h)...)
+	out = append(out, checkGoneForgotten(h)...)
 	return out
 }
 

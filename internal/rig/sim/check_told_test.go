@@ -86,7 +86,7 @@ func TestCheckFindsALogLineWhoseKeyIsAValue(t *testing.T) {
 	h := history(hourly(3, 1), nil, 1)
 	h.Log = filepath.Join(t.TempDir(), "daemon.log")
 	good := `time=2026-10-25T00:00:00.000Z level=INFO msg="signal: finishing the page in flight; a second signal stops at once" signal=SIGTERM bound=30s
-time=2026-10-25T00:00:01.000Z level=INFO msg=pass region=US status=completed pages=4 err="a \"quoted\" word=x" pool.default=3
+time=2026-10-25T00:00:01.000Z level=INFO msg=pass region=US status=completed pages=4 err="a \"quoted\" word=x" units=3
 `
 	if err := os.WriteFile(h.Log, []byte(good), 0o644); err != nil {
 		t.Fatal(err)
@@ -100,8 +100,8 @@ time=2026-10-25T00:00:03.000Z level=INFO msg=pass region=US !BADKEY=4
 	if err := os.WriteFile(h.Log, []byte(bad), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if f := checkLogKeys(h); len(f) != 1 || !strings.HasPrefix(f[0], `2 lines of the daemon's log have a key that is no constant word: "SIGTERM" in time=2026-10-25T00:00:02.000Z`) ||
-		!strings.Contains(f[0], `; "!BADKEY" in time=`) {
+	if f := checkLogKeys(h); len(f) != 1 || !strings.HasPrefix(f[0], `2 log attributes have a key that is no plain identifier (a value, or !BADKEY, where a key goes): key "SIGTERM" in daemon.log: time=2026-10-25T00:00:02.000Z`) ||
+		!strings.Contains(f[0], `key "!BADKEY" in daemon.log: time=`) {
 		t.Errorf("a signal's name as a key, and slog's !BADKEY: %q", f)
 	}
 }

@@ -156,6 +156,11 @@ type History struct {
 	// Before, `ingest report` on the host before the first start.
 	Operator []OperatorRead
 	Before   Before
+	// After, `ingest report` on the host after the last life with the
+	// built-in costs (check_recorded.go); Left, every file under Dir then
+	// (check_left.go).
+	After After
+	Left  []string
 	// Searched are the readers' searches (search_reads.go); Ranked, the
 	// entries the database holds at the end for each run a reader was
 	// served, by run, in rank order.
@@ -354,6 +359,7 @@ func Simulate(c Config) (*History, error) {
 		return h, fmt.Errorf("the daemon at %s: %w", time.Now().UTC().Format(time.RFC3339), err)
 	}
 	h.Calls, h.Forgotten, h.Asks = up.Calls(), up.Forgotten(), up.Asks()
+	h.After, h.Left = reportAfter(dsn, c.Shape), leftIn(c.Dir)
 	if rc != nil {
 		h.Stalls = rc.stalls()
 	}

@@ -1,0 +1,93 @@
+package sim
+
+// The log's attribute keys. Every part logs with the house's constant
+// keys (ingest's logkeys.go: region, op, units...), so that a query over
+// the logs finds the same key whoever wrote the line. A call to the
+// logger whose arguments are out of order leaves a value where a key
+// goes (videos.list=op), or slog's !BADKEY for an odd one: the line is
+// still written, and nothing that counts sees it.
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// logKey is what a key of the daemon's log looks like: a plain lower-case
+// identifier (the house logs no groups).
+var logKey = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+
+// checkLogKeys: every attribute key in the logs of the daemon and of the
+// processes beside it is a plain identifier.
+func checkLogKeys(h *History) []string {
+	var bad []string
+	for _, file := range []string{h.Log, filepath.Join(h.Dir, "beside.log"), filepath.Join(h.Dir, "backfill.log")} {
+		f, err := os.Open(file)
+		if err != nil {
+			continue // a process the history never ran
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 1<<20), 1<<24)
+		for sc.Scan() {
+			for _, k := range logKeys(sc.Text()) {
+				if !logKey.MatchString(k) {
+					bad = append(bad, fmt.Sprintf("key %q in %s: %s", k, filepath.Base(file), cut(sc.Text())))
+				}
+			}
+		}
+		err = sc.Err()
+		f.Close()
+		if err != nil {
+			return []string{fmt.Sprintf("read %s: %v", file, err)}
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("%d log attributes have a key that is no plain identifier (a value, or !BADKEY, where a key goes): %s", len(bad), firstFew(bad))}
+}
+
+// logKeys is the keys of one line of slog's text form: key=value pairs
+// apart by a space, a key or a value quoted when it holds a space, an
+// equals sign or a quote.
+func logKeys(line string) []string {
+	var keys []string
+	for rest := line; rest != ""; {
+		k, after, ok := logToken(rest, '=')
+		if !ok {
+			return keys
+		}
+		keys = append(keys, k)
+		_, rest, _ = logToken(after, ' ')
+	}
+	return keys
+}
+
+// logToken reads one token of s up to the byte end (a quoted token up to
+// its closing quote), and what follows that byte.
+func logToken(s string, end byte) (tok, rest string, ok bool) {
+	if strings.HasPrefix(s, `"`) {
+		for i := 1; i < len(s); i++ {
+			switch s[i] {
+			case '\\':
+				i++
+			case '"':
+				tok = s[:i+1]
+				s = s[i+1:]
+				if len(s) > 0 && s[0] == end {
+					return tok, s[1:], true
+				}
+				return tok, "", len(s) == 0 && end == ' '
+			}
+		}
+		return s, "", false
+	}
+	i := strings.IndexByte(s, end)
+	if i < 0 {
+		return s, "", end == ' '
+	}
+	return s[:i], s[i+1:], true
+}
