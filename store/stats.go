@@ -76,15 +76,19 @@ ORDER BY v.last_seen_ms`, msOf(since))
 }
 
 // ChartedSince returns each video some chart showed at or after since,
-// with the regions whose charts showed it since, the video seen longest
-// ago first: what tracking reads the counts of, at the cadence of the
-// video's best region. The regions come from the daily rollup
-// (video_days), a row per video, chart and day, not from every entry.
+// with the regions whose charts showed it since, in the store's order of
+// videos (the one first stored first): what tracking reads the counts of,
+// at the cadence of the video's best region, a batch of those in a row at
+// a time. The counts (video_stats) and their rollup (video_days) are led
+// by the day, then the video: a batch of videos stored one after another
+// writes its rows into a few pages of each, where a batch drawn across
+// them all wrote a page a video. The regions come from the daily rollup,
+// a row per video, chart and day, not from every entry.
 func (db *DB) ChartedSince(ctx context.Context, since time.Time) ([]ingest.Charted, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT DISTINCT v.id, d.region, v.last_seen_ms FROM videos AS v
+	rows, err := db.r.QueryContext(ctx, `SELECT DISTINCT v.id, d.region, v.vid FROM videos AS v
 JOIN video_days AS d ON d.vid = v.vid
 WHERE d.day_ms >= CAST(?1 AS bigint) / 86400000 * 86400000 AND v.last_seen_ms >= ?1 AND d.region <> '' AND d.last_ms >= ?1
-ORDER BY v.last_seen_ms, v.id, d.region`, msOf(since))
+ORDER BY v.vid, d.region`, msOf(since))
 	if err != nil {
 		return nil, fmt.Errorf("videos charted since %s: %w", since.Format(time.RFC3339), err)
 	}
@@ -92,8 +96,8 @@ ORDER BY v.last_seen_ms, v.id, d.region`, msOf(since))
 	var out []ingest.Charted
 	for rows.Next() {
 		var id, region string
-		var seen int64
-		if err := rows.Scan(&id, &region, &seen); err != nil {
+		var vid int64
+		if err := rows.Scan(&id, &region, &vid); err != nil {
 			return nil, fmt.Errorf("videos charted since %s: %w", since.Format(time.RFC3339), err)
 		}
 		if n := len(out); n > 0 && out[n-1].ID == id {
