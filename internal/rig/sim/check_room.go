@@ -165,11 +165,6 @@ func (h *History) pageUnits(pool string) int64 {
 	return units
 }
 
-// chargedBefore is what the fake charged pool after from and before to.
-func chargedBefore(calls []Call, pool string, from, to time.Time) int64 {
-	return inTime(calls).chargedBefore(pool, from, to)
-}
-
 // limiterBehind says whether the limiter may have counted less than the
 // fake in the window before t: a wrong Date within it (and skewMost), a
 // page held on the wire at its edge (a SIGTERM's), or,
