@@ -74,6 +74,7 @@ func Check(h *History) []string {
 	out = append(out, checkReportAfter(h)...)
 	out = append(out, checkLeft(h)...)
 	out = append(out, checkGoneForgotten(h)...)
+	out = append(out, checkOrphans(h)...)
 	return out
 }
 

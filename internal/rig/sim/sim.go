@@ -133,7 +133,11 @@ type History struct {
 	// database's videos deleted as gone, by id, when (videos_gone).
 	Forgotten  []Gone
 	Tombstones map[string]time.Time
-	Backups    []time.Time // the scheduled backups left at the end, oldest first, by their names
+	// Orphans are the database's rows at the end whose parent row is gone,
+	// each table's with its count ("trending_entries -> videos: 3"), as
+	// SQLite's foreign_key_check finds them (check_orphans.go).
+	Orphans []string
+	Backups []time.Time // the scheduled backups left at the end, oldest first, by their names
 	// Refusals are when the upstream refused every call as over its
 	// daily quota; Skews when its Date header was wrong.
 	Refusals, Skews []Interval
@@ -396,6 +400,9 @@ func (h *History) read(dsn string) error {
 		return err
 	}
 	if h.Tombstones, err = readTombstones(ctx, db.DB); err != nil {
+		return err
+	}
+	if h.Orphans, err = readOrphans(ctx, db.DB); err != nil {
 		return err
 	}
 	if h.SearchResults, err = readSearchResults(ctx, db.DB); err != nil {
