@@ -2,10 +2,10 @@ package sim
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,6 +37,8 @@ type Backfilled struct {
 	Err     error
 	Results []string
 	Entries int
+	// Said is what the command printed its operator.
+	Said string
 }
 
 // backfilling marks a request's context as the backfill's: the upstream
@@ -65,8 +67,8 @@ func backfills(c Config, dsn string, up *Upstream, boot func() (string, time.Dur
 		for _, b := range c.Backfills {
 			time.Sleep(time.Until(c.Start.Add(b.At)))
 			from := time.Now()
-			err := backfill(dsn, c.Shape, up, boot, log, b)
-			ran := Backfilled{Backfill: b, Interval: Interval{from, time.Now()}, Err: err}
+			said, err := backfill(dsn, c.Shape, up, boot, log, b)
+			ran := Backfilled{Backfill: b, Interval: Interval{from, time.Now()}, Err: err, Said: said}
 			if rerr := ran.read(dsn); ran.Err == nil {
 				ran.Err = rerr
 			}
@@ -81,15 +83,17 @@ func backfills(c Config, dsn string, up *Upstream, boot func() (string, time.Dur
 }
 
 // backfill runs b as `ingest backfill` runs it (wiring.Host.Backfill),
-// with the daemon's edges swapped as run swaps them.
-func backfill(dsn string, s Shape, up *Upstream, boot func() (string, time.Duration, bool), log *slog.Logger, b Backfill) error {
+// with the daemon's edges swapped as run swaps them; what it printed.
+func backfill(dsn string, s Shape, up *Upstream, boot func() (string, time.Duration, bool), log *slog.Logger, b Backfill) (string, error) {
 	h := &wiring.Host{DSN: dsn, RedisURL: s.Redis, RedisHook: s.RedisHook, Endpoint: "http://fakeyt.sim/", Costs: s.Costs, Logger: log,
 		Clock: clock.System, Transport: up, Uptime: boot, Signals: make(chan os.Signal), Jitter: up.Jitter}
 	id := ingest.BackfillID{Region: b.Region, Since: b.Since, Until: b.Until}
 	job := &jobs.Backfill{ID: id, Query: ingest.SearchQuery{Region: b.Region, After: b.Since, Before: b.Until}, MaxUnits: b.MaxUnits,
 		Costs: s.Costs, Logger: log, Clock: clock.System}
 	ctx := context.WithValue(context.Background(), backfilling{}, true)
-	return h.Backfill(ctx, Key, ledger.KeyHash(Key), wiring.Backfill{Job: job, Out: io.Discard})
+	var said strings.Builder
+	err := h.Backfill(ctx, Key, ledger.KeyHash(Key), wiring.Backfill{Job: job, Out: &said})
+	return said.String(), err
 }
 
 // read is what the database holds of b's runs just after it: the videos

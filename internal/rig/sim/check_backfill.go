@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ingestworks/ingest"
@@ -56,6 +58,9 @@ func checkBackfills(h *History) []string {
 		if len(missing) > 0 {
 			out = append(out, fmt.Sprintf("backfill of %s at %s: %d of the %d videos its searches named are not search results of its runs: %s",
 				b.Region, at, len(missing), len(named), firstFew(missing)))
+		}
+		if w := summaryWrong(b); w != "" {
+			out = append(out, fmt.Sprintf("backfill of %s at %s: %s", b.Region, at, w))
 		}
 		if b.Entries > 0 {
 			out = append(out, fmt.Sprintf("backfill of %s at %s: search runs hold %d trending entries, where a backfill stores search results alone",
@@ -145,3 +150,28 @@ func checkSearchPruned(h *History) []string {
 	}
 	return nil
 }
+
+// summaryWrong is what is wrong with what a backfill printed its
+// operator, "" for nothing: its summary, a line that names its region
+// ("backfill DE: completed; this run: ..."), says what it spent and stored
+// and, stopped, when the quota has room again (its --help), every verb of
+// it filled: a format handed its arguments out of order prints Go's "%!"
+// complaint and the operator is told nothing. A backfill that failed
+// before it began may print nothing.
+func summaryWrong(b Backfilled) string {
+	if b.Said == "" && b.Err != nil {
+		return ""
+	}
+	if strings.Contains(b.Said, "%!") {
+		return fmt.Sprintf("what it printed holds a format's complaint: %q", cut(b.Said))
+	}
+	for _, line := range strings.Split(b.Said, "\n") {
+		if summaryLine.MatchString(line) && strings.HasPrefix(line, "backfill "+b.Region+": ") {
+			return ""
+		}
+	}
+	return fmt.Sprintf("it printed no summary of its run: %q", cut(b.Said))
+}
+
+// summaryLine is the backfill's summary, as it prints it.
+var summaryLine = regexp.MustCompile(`^backfill [A-Z]{2}: [a-z]+; this run: \d+ pages, \d+ videos, [^;]* units; in all: \d+ pages, \d+ videos$`)

@@ -25,7 +25,8 @@ func backfillHistory() *History {
 			Charged: map[string]int64{"search": 2, "default": 2}},
 	}
 	h.Backfilled = []Backfilled{{Backfill: Backfill{Region: "US", MaxUnits: 4}, Interval: Interval{at, at.Add(4 * time.Second)},
-		Results: []string{"a", "b", "c"}}}
+		Results: []string{"a", "b", "c"},
+		Said:    "backfill US: completed; this run: 2 pages, 3 videos, default 2, search 2 units; in all: 2 pages, 3 videos\n"}}
 	return h
 }
 
@@ -51,6 +52,17 @@ func TestCheckHoldsABackfillToItsUnitsItsResultsAndOnePaymentAPage(t *testing.T)
 	entries.Backfilled[0].Entries = 3
 	if f := checkBackfills(entries); len(f) != 1 || !strings.Contains(f[0], "search runs hold 3 trending entries") {
 		t.Errorf("stored as trending entries: %q", f)
+	}
+	for said, want := range map[string]string{
+		"US%!(EXTRA string=backfill %s: %s; this run: %d pages)":                                                      "what it printed holds a format's complaint",
+		"backfill DE: completed; this run: 2 pages, 3 videos, default 2, search 2 units; in all: 2 pages, 3 videos\n": "it printed no summary of its run",
+		"": "it printed no summary of its run",
+	} {
+		told := backfillHistory()
+		told.Backfilled[0].Said = said
+		if f := checkBackfills(told); len(f) != 1 || !strings.Contains(f[0], want) {
+			t.Errorf("printed %q: %q", said, f)
+		}
 	}
 	twice := backfillHistory()
 	again := twice.Calls[2:]
