@@ -75,6 +75,7 @@ func Check(h *History) []string {
 	out = append(out, checkLeft(h)...)
 	out = append(out, checkGoneForgotten(h)...)
 	out = append(out, checkOrphans(h)...)
+	out = append(out, checkClockAdvice(h)...)
 	return out
 }
 
