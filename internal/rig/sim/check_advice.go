@@ -1,9 +1,7 @@
 package sim
 
 import (
-	"bufio"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -19,29 +17,18 @@ import (
 func checkClockAdvice(h *History) []string {
 	var bare []string
 	n := 0
-	for _, file := range []string{h.Log, filepath.Join(h.Dir, "beside.log")} {
-		f, err := os.Open(file)
-		if err != nil {
-			continue // a process the history never ran
+	err := eachLogLine([]string{h.Log, filepath.Join(h.Dir, "beside.log")}, func(file, line string) {
+		_, refusal, ok := strings.Cut(line, ingest.ErrClockSkew.Error())
+		if !ok {
+			return
 		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 1<<20), 1<<24)
-		for sc.Scan() {
-			line := sc.Text()
-			_, refusal, ok := strings.Cut(line, ingest.ErrClockSkew.Error())
-			if !ok {
-				continue
-			}
-			n++
-			if !strings.Contains(refusal, "Date header") {
-				bare = append(bare, fmt.Sprintf("%s: %s", filepath.Base(file), cut(line)))
-			}
+		n++
+		if !strings.Contains(refusal, "Date header") {
+			bare = append(bare, fmt.Sprintf("%s: %s", file, cut(line)))
 		}
-		err = sc.Err()
-		f.Close()
-		if err != nil {
-			return []string{fmt.Sprintf("read %s: %v", file, err)}
-		}
+	})
+	if err != nil {
+		return []string{err.Error()}
 	}
 	if len(bare) == 0 {
 		return nil

@@ -24,25 +24,15 @@ var logKey = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 // processes beside it is a plain identifier.
 func checkLogKeys(h *History) []string {
 	var bad []string
-	for _, file := range []string{h.Log, filepath.Join(h.Dir, "beside.log"), filepath.Join(h.Dir, "backfill.log")} {
-		f, err := os.Open(file)
-		if err != nil {
-			continue // a process the history never ran
-		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 1<<20), 1<<24)
-		for sc.Scan() {
-			for _, k := range logKeys(sc.Text()) {
-				if !logKey.MatchString(k) {
-					bad = append(bad, fmt.Sprintf("key %q in %s: %s", k, filepath.Base(file), cut(sc.Text())))
-				}
+	err := eachLogLine([]string{h.Log, filepath.Join(h.Dir, "beside.log"), filepath.Join(h.Dir, "backfill.log")}, func(file, line string) {
+		for _, k := range logKeys(line) {
+			if !logKey.MatchString(k) {
+				bad = append(bad, fmt.Sprintf("key %q in %s: %s", k, file, cut(line)))
 			}
 		}
-		err = sc.Err()
-		f.Close()
-		if err != nil {
-			return []string{fmt.Sprintf("read %s: %v", file, err)}
-		}
+	})
+	if err != nil {
+		return []string{err.Error()}
 	}
 	if len(bad) == 0 {
 		return nil
@@ -90,4 +80,26 @@ func logToken(s string, end byte) (tok, rest string, ok bool) {
 		return s, "", end == ' '
 	}
 	return s[:i], s[i+1:], true
+}
+
+// eachLogLine calls f with each line of each of files, and the file's
+// base name; a file that is not there is a process the history never ran.
+func eachLogLine(files []string, f func(file, line string)) error {
+	for _, file := range files {
+		r, err := os.Open(file)
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 1<<20), 1<<24)
+		for sc.Scan() {
+			f(filepath.Base(file), sc.Text())
+		}
+		err = sc.Err()
+		r.Close()
+		if err != nil {
+			return fmt.Errorf("read %s: %v", file, err)
+		}
+	}
+	return nil
 }
