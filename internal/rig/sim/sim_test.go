@@ -289,6 +289,18 @@ func TestSimPoolDay(t *testing.T) {
 		Start: time.Date(2026, 10, 31, 8, 0, 0, 0, time.UTC)})
 }
 
+// TestSimPacedPoolDay: TestSimPoolDay's pool paced (300 units less 50
+// over 6 hours and over each Pacific day): the pacer's rate is the
+// pool's over its day, not over its window, so the regions' own charts
+// stretch evenly over the day and the day is never spent by morning,
+// across the Pacific midnight into the day of 25 hours. Restarted in the
+// evening, the process plans from what its database spent that day.
+func TestSimPacedPoolDay(t *testing.T) {
+	s := scarceOver(t, 300, 50, 6*time.Hour)
+	simulate(t, Config{Shape: s, Days: days(t, 1), Exhaust: true, Restarts: []time.Duration{11 * time.Hour},
+		Start: time.Date(2026, 10, 31, 8, 0, 0, 0, time.UTC)})
+}
+
 // TestSimLong: forty days of one region's chart every six hours,
 // undisturbed, from Dec 20 across the year's end, backed up every five
 // days keeping three: past the refresh's age (ingest.RefreshAfter), the terms' 30
