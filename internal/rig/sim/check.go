@@ -78,6 +78,7 @@ func Check(h *History) []string {
 	out = append(out, checkClockAdvice(h)...)
 	out = append(out, checkLevelsSpread(h)...)
 	out = append(out, checkRoomInDay(h)...)
+	out = append(out, checkTrackedInSpan(h)...)
 	return out
 }
 

@@ -311,7 +311,7 @@ func TestSimPacedPoolDay(t *testing.T) {
 // point is the horizon (INGEST_SIM_LONG_DAYS changes it).
 func TestSimLong(t *testing.T) {
 	s := shipped()
-	s.Regions, s.Every, s.TrackFor = "US", 6*time.Hour, 0
+	s.Regions, s.Every, s.TrackFor, s.TrackEvery = "US", 6*time.Hour, 3*24*time.Hour, 6*time.Hour
 	s.BackupEvery, s.BackupKeep = 5*24*time.Hour, 3
 	n := longDays(t)
 	// restarted past the terms' days, after the UTC midnight and before
