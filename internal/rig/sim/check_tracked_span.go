@@ -9,9 +9,9 @@ import (
 	"github.com/ingestworks/ingest"
 )
 
-// checkTrackedInSpan: tracking reads a video's counts only while a chart
-// showed it within --track-for (docs/data.md: a video is tracked for
-// --track-for after a chart last showed it), by what the upstream
+// checkTrackedInSpan: tracking reads the counts of the videos a chart
+// showed in the last --track-for (docs/data.md, "View tracking"), by
+// what the upstream
 // answered: each of the daemon's batchGetStats calls asks, first of its
 // batch, a video some chart page the upstream answered named within
 // --track-for before the call, and a slot of --track-every and the

@@ -302,7 +302,9 @@ func TestSimPacedPoolDay(t *testing.T) {
 }
 
 // TestSimLong: forty days of one region's chart every six hours,
-// undisturbed, from Dec 20 across the year's end, backed up every five
+// undisturbed, from Dec 20 across the year's end, tracked at that cadence
+// for three days (not the default --track-for, so that the flag is seen
+// to reach tracking), backed up every five
 // days keeping three: past the refresh's age (ingest.RefreshAfter), the terms' 30
 // days, the prune's keep and the backups' keep, so that
 // videos that left the chart come due and are fetched again, those the
