@@ -77,6 +77,7 @@ func Check(h *History) []string {
 	out = append(out, checkOrphans(h)...)
 	out = append(out, checkClockAdvice(h)...)
 	out = append(out, checkFreeTimes(h)...)
+	out = append(out, checkOwnPools(h)...)
 	return out
 }
 

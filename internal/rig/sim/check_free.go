@@ -44,15 +44,16 @@ type upstreamLedger struct {
 }
 
 // upstreamLedgerOf reads the fake's calls: each charged its operation's
-// cost (failed calls included), at the moment it reached the upstream.
-func upstreamLedgerOf(calls []Call) upstreamLedger {
+// cost (failed calls included), and its costs.yaml price in the daemon's
+// own pools (chargesOf), at the moment it reached the upstream.
+func upstreamLedgerOf(h *History) upstreamLedger {
 	l := upstreamLedger{charges: map[string][]charge{}, refused: map[string][]time.Time{}}
-	for _, c := range calls {
+	for _, c := range h.Calls {
 		at := c.Sent
 		if at.IsZero() {
 			at = c.At
 		}
-		for _, ch := range chargeOf(c) {
+		for _, ch := range h.chargesOf(c) {
 			l.charges[ch.Pool] = append(l.charges[ch.Pool], charge{at, ch.Units})
 		}
 		if pool := refusedPool(c); pool != "" {
@@ -94,7 +95,10 @@ func (l upstreamLedger) freeAt(p ingest.Pool, units int64, t, until time.Time) t
 	if p.Day == nil {
 		return free
 	}
-	start, end := dayAround(p.Day, t)
+	// every shape's pools are budgets of the upstream's daily quota, whose
+	// day is its own (docs/explanation/quota.md), whatever zone the costs
+	// file was read to
+	start, end := dayAround(ingest.UpstreamZone, t)
 	var day int64
 	for _, c := range l.charges[p.Name] {
 		if !c.at.Before(start) && c.at.Before(end) && !c.at.After(until) {
@@ -105,7 +109,7 @@ func (l upstreamLedger) freeAt(p ingest.Pool, units int64, t, until time.Time) t
 		free = later(free, end)
 	}
 	for _, r := range l.refused[p.Name] {
-		if _, e := dayAround(p.Day, r); !r.After(until) && e.After(t) {
+		if _, e := dayAround(ingest.UpstreamZone, r); !r.After(until) && e.After(t) {
 			free = later(free, e)
 		}
 	}
@@ -167,7 +171,7 @@ func (h *History) freeExcused(t time.Time) bool {
 // charges say the pool holds the call again (freeAt), within freeSlack;
 // free_at null only for a pool with room for its dearest call.
 func checkFreeTimes(h *History) []string {
-	l := upstreamLedgerOf(h.Calls)
+	l := upstreamLedgerOf(h)
 	var out []string
 	if f := checkRetryAt(h, l); f != "" {
 		out = append(out, f)

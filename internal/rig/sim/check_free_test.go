@@ -75,3 +75,32 @@ func TestCheckHoldsFreeAtOnTheOperatorsAPIToTheCharges(t *testing.T) {
 		t.Errorf("null for a full pool, the day's end for one with room: %q", f)
 	}
 }
+
+func TestCheckFindsAnOwnPoolSpentPastItsLimit(t *testing.T) {
+	h := &History{Config: Config{Shape: scarceTwoPools(t, 300, 50, 6*time.Hour, 12, 2, 3*time.Hour), Start: t0, Exhaust: true}}
+	page := func(at time.Time) Call {
+		return Call{Sent: at, At: at, Worker: WorkerDaemon, Path: "/youtube/v3/videos", Kind: KindChart, Region: "US", Status: 200}
+	}
+	for i := range 10 {
+		h.Calls = append(h.Calls, page(t0.Add(time.Duration(i)*time.Minute)))
+	}
+	if f := checkOwnPools(h); len(f) != 0 {
+		t.Fatalf("ten pages in trending's ten: %q", f)
+	}
+	// the eleventh within the window: trending counted past its limit
+	h.Calls = append(h.Calls, page(t0.Add(2*time.Hour)))
+	f := checkOwnPools(h)
+	if len(f) != 1 || !strings.Contains(f[0], "pool trending (costs.yaml's own): the calls that reached the upstream drew 11 units in the 3h0m0s to 2026-10-25T02:00:00Z, over its limit less reserve (10)") {
+		t.Errorf("eleven in the window: %q", f)
+	}
+	// past the window, the first pages have left it
+	h.Calls[10] = page(t0.Add(3*time.Hour + 30*time.Second))
+	if f := checkOwnPools(h); len(f) != 0 {
+		t.Errorf("the eleventh after the first left the window: %q", f)
+	}
+	// a workload meant to spend it that never came near
+	h.Calls = h.Calls[:3]
+	if f := checkOwnPools(h); len(f) != 1 || !strings.Contains(f[0], "its limit was never reached") {
+		t.Errorf("three of ten: %q", f)
+	}
+}
