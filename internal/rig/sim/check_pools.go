@@ -70,20 +70,7 @@ func checkOwnPools(h *History) []string {
 	for _, name := range h.ownPools() {
 		p, _ := h.Costs.Pool(name)
 		cs := l.charges[name]
-		var most int64
-		var at time.Time
-		j := 0
-		var sum int64
-		for _, c := range cs {
-			sum += c.units
-			for !cs[j].at.After(c.at.Add(-p.Window)) {
-				sum -= cs[j].units
-				j++
-			}
-			if sum > most {
-				most, at = sum, c.at
-			}
-		}
+		most, at := chargesMost(cs, p.Window)
 		if most > p.Capacity() {
 			out = append(out, fmt.Sprintf("pool %s (costs.yaml's own): the calls that reached the upstream drew %d units in the %s to %s, over its limit less reserve (%d)",
 				name, most, p.Window, stamp(at), p.Capacity()))
@@ -102,6 +89,24 @@ func checkOwnPools(h *History) []string {
 		}
 	}
 	return out
+}
+
+// chargesMost is the most charges drew over any trailing window, and
+// when that window ended.
+func chargesMost(cs []charge, window time.Duration) (most int64, at time.Time) {
+	j := 0
+	var sum int64
+	for _, c := range cs {
+		sum += c.units
+		for !cs[j].at.After(c.at.Add(-window)) {
+			sum -= cs[j].units
+			j++
+		}
+		if sum > most {
+			most, at = sum, c.at
+		}
+	}
+	return most, at
 }
 
 // daysOf is what charges drew on each calendar day of loc that had one.
