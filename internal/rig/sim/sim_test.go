@@ -285,12 +285,11 @@ func TestSimScarceUnpaced(t *testing.T) {
 // hours and comes back, where the pool's day is spent by what it spent on
 // the copy too. The operator reads /api/v1/quota meanwhile: a pool's
 // free time while its day, not its window, is spent. The charts' pages
-// draw from a second pool besides (scarceTwoPools), 255 units less 10
-// over a trailing day and no calendar day: it binds after the Pacific
-// midnight, where the default pool's day is new and its own window still
-// holds the day before.
+// draw from a second pool besides (scarceTwoPools), 90 units less 10 over
+// three hours and no calendar day: it binds between the default pool's
+// resets, and holds more than the default a day.
 func TestSimPoolDay(t *testing.T) {
-	s := scarceTwoPools(t, 300, 50, 6*time.Hour, 255, 10, 24*time.Hour)
+	s := scarceTwoPools(t, 300, 50, 6*time.Hour, 90, 10, 3*time.Hour)
 	s.NoPace = true
 	simulate(t, Config{Shape: s, Days: days(t, 1), Exhaust: true, CopyAt: 2 * time.Hour, CopyFor: 3 * time.Hour, Operator: true,
 		Start: time.Date(2026, 10, 31, 8, 0, 0, 0, time.UTC)})
