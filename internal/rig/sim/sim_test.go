@@ -300,10 +300,13 @@ func TestSimPoolDay(t *testing.T) {
 // pool's over its day, not over its window, so the regions' own charts
 // stretch evenly over the day and the day is never spent by morning,
 // across the Pacific midnight into the day of 25 hours. Restarted in the
-// evening, the process plans from what its database spent that day.
+// evening, the process plans from what its database spent that day. It
+// lives two days unless told otherwise: one from 08:00 UTC misses the
+// first hour of the Pacific day it starts in, so no whole day of the
+// pool's is seen spent to its limit.
 func TestSimPacedPoolDay(t *testing.T) {
 	s := scarceOver(t, 300, 50, 6*time.Hour)
-	simulate(t, Config{Shape: s, Days: days(t, 1), Exhaust: true, Restarts: []time.Duration{11 * time.Hour},
+	simulate(t, Config{Shape: s, Days: days(t, 2), Exhaust: true, Restarts: []time.Duration{11 * time.Hour},
 		Start: time.Date(2026, 10, 31, 8, 0, 0, 0, time.UTC)})
 }
 
