@@ -81,6 +81,7 @@ func Check(h *History) []string {
 	out = append(out, checkTrackedInSpan(h)...)
 	out = append(out, checkFreeTimes(h)...)
 	out = append(out, checkOwnPools(h)...)
+	out = append(out, checkPreviousRanks(h)...)
 	return out
 }
 

@@ -141,14 +141,16 @@ func (h *History) upstreamPlaces(r Run) map[string][]int {
 }
 
 // readRanked is the entries the database holds for each run a reader was
-// served, in rank order.
+// served and each run such a chart named its previous, in rank order.
 func readRanked(ctx context.Context, db *store.DB, served []Served) (map[int64][]Shown, error) {
 	var ids []string
 	seen := map[int64]bool{}
 	for _, s := range served {
-		if s.RunID != 0 && !seen[s.RunID] {
-			seen[s.RunID] = true
-			ids = append(ids, strconv.FormatInt(s.RunID, 10))
+		for _, id := range []int64{s.RunID, s.PrevRunID} {
+			if id != 0 && !seen[id] {
+				seen[id] = true
+				ids = append(ids, strconv.FormatInt(id, 10))
+			}
 		}
 	}
 	if len(ids) == 0 {

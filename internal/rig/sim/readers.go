@@ -110,10 +110,13 @@ type Served struct {
 	At     time.Time
 	Region string
 	RunID  int64
-	RunAt  string
-	PageAt string
-	Err    string
-	Down   bool // the process was down at the read's start or end: no answer is due
+	// PrevRunID is the run the chart named its previous one (0 for none),
+	// against which each entry's Prev was given.
+	PrevRunID int64
+	RunAt     string
+	PageAt    string
+	Err       string
+	Down      bool // the process was down at the read's start or end: no answer is due
 	// Entries are the chart's videos as its JSON ranks them, in its order.
 	Entries []Shown
 }
@@ -126,6 +129,7 @@ type Shown struct {
 	AudioLanguage, Language string
 	Regions                 []string // a search hit's
 	Snippet                 string   // a search hit's, its matched words between [ and ]
+	Prev                    int      // a chart entry's previous_rank, 0 for none
 }
 
 // PlanRead is the day's plan a reader read on the site's /quota (the
@@ -196,9 +200,11 @@ func read(ctx context.Context, client *http.Client, region string) Served {
 	}
 	var chart struct {
 		RunID   int64   `json:"run_id"`
+		PrevRun *int64  `json:"previous_run_id"`
 		At      *string `json:"at"`
 		Entries []struct {
 			Rank          int    `json:"rank"`
+			Prev          *int   `json:"previous_rank"`
 			ID            string `json:"id"`
 			Title         string `json:"title"`
 			AudioLanguage string `json:"audio_language"`
@@ -210,8 +216,15 @@ func read(ctx context.Context, client *http.Client, region string) Served {
 		return s
 	}
 	s.RunID = chart.RunID
+	if chart.PrevRun != nil {
+		s.PrevRunID = *chart.PrevRun
+	}
 	for _, e := range chart.Entries {
-		s.Entries = append(s.Entries, Shown{Rank: e.Rank, ID: e.ID, Title: e.Title, AudioLanguage: e.AudioLanguage, Language: e.Language})
+		sh := Shown{Rank: e.Rank, ID: e.ID, Title: e.Title, AudioLanguage: e.AudioLanguage, Language: e.Language}
+		if e.Prev != nil {
+			sh.Prev = *e.Prev
+		}
+		s.Entries = append(s.Entries, sh)
 	}
 	if chart.At != nil {
 		s.RunAt = *chart.At

@@ -1,0 +1,78 @@
+package sim
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// previousHistory is three runs of the US chart, the third served to a
+// reader against the second: a01 climbed from 2 to 1, a02 fell, a03 is
+// new, a04 left.
+func previousHistory() *History {
+	h := history(nil, nil, 1)
+	h.Readers = true
+	for i := range 3 {
+		at := t0.Add(time.Duration(i) * time.Hour)
+		h.Runs = append(h.Runs, Run{ID: int64(i + 1), Region: "US", Status: "completed", Started: at, Finished: at.Add(time.Minute), Pages: 1})
+	}
+	h.Served = []Served{{At: t0.Add(2*time.Hour + 5*time.Minute), Region: "US", RunID: 3, PrevRunID: 2,
+		Entries: []Shown{{Rank: 1, ID: "a01", Prev: 2}, {Rank: 2, ID: "a02", Prev: 1}, {Rank: 3, ID: "a03"}}}}
+	h.Ranked = map[int64][]Shown{
+		2: {{Rank: 1, ID: "a02"}, {Rank: 2, ID: "a01"}, {Rank: 3, ID: "a04"}},
+		3: {{Rank: 1, ID: "a01"}, {Rank: 2, ID: "a02"}, {Rank: 3, ID: "a03"}},
+	}
+	return h
+}
+
+func TestCheckFindsAChartServedAgainstAnotherRun(t *testing.T) {
+	if f := checkPreviousRanks(previousHistory()); len(f) != 0 {
+		t.Fatalf("the chart served against its previous run: %q", f)
+	}
+	gone := previousHistory()
+	gone.Served[0].Entries[0].Prev = 0
+	gone.Tombstones = map[string]time.Time{"a01": t0.Add(3 * time.Hour)}
+	if f := checkPreviousRanks(gone); len(f) != 0 {
+		t.Errorf("a video deleted since leaves what it held unread: %q", f)
+	}
+	cases := []struct {
+		name string
+		edit func(h *History)
+		want string
+	}{
+		{"the previous ranks left out", func(h *History) {
+			for i := range h.Served[0].Entries {
+				h.Served[0].Entries[i].Prev = 0
+			}
+		}, "a01 at 1 with previous rank 0, where run 2 ranks it 2"},
+		{"the ranks read as each other's", func(h *History) {
+			h.Served[0].Entries[0].Prev, h.Served[0].Entries[1].Prev = 1, 2
+		}, "a01 at 1 with previous rank 1, where run 2 ranks it 2"},
+		{"a new video given a rank", func(h *History) { h.Served[0].Entries[2].Prev = 3 }, "a03 at 3 with previous rank 3, where run 2 ranks it 0"},
+		{"the run itself named", func(h *History) { h.Served[0].PrevRunID = 3 }, "named run 3, not before it, its previous"},
+		{"an older run named", func(h *History) { h.Served[0].PrevRunID = 1 }, "named run 1 its previous, where run 2 had finished before"},
+		{"none named", func(h *History) { h.Served[0].PrevRunID = 0 }, "named run 0 its previous, where run 2 had finished before"},
+	}
+	for _, c := range cases {
+		h := previousHistory()
+		c.edit(h)
+		if f := checkPreviousRanks(h); len(f) != 1 || !strings.Contains(f[0], c.want) {
+			t.Errorf("%s: %q, want %q", c.name, f, c.want)
+		}
+	}
+	// a run still running at the read, or one that stored nothing, is no
+	// chart's previous
+	running := previousHistory()
+	running.Runs[1].Finished = running.Served[0].At.Add(time.Minute)
+	running.Served[0].PrevRunID, running.Served[0].Entries = 1, []Shown{{Rank: 1, ID: "a01"}}
+	running.Ranked[1] = []Shown{{Rank: 1, ID: "a09"}}
+	if f := checkPreviousRanks(running); len(f) != 0 {
+		t.Errorf("a run finished after the read: %q", f)
+	}
+	none := previousHistory()
+	none.Served[0].PrevRunID = 0
+	none.Runs = none.Runs[2:]
+	if f := checkPreviousRanks(none); len(f) != 1 || !strings.Contains(f[0], "none naming a previous run") {
+		t.Errorf("a chart with no previous run checked nothing: %q", f)
+	}
+}
