@@ -14,7 +14,8 @@ import (
 
 // checkPreviousRanks: each chart a reader was served named as its
 // previous run the newest run of that chart before it that had finished
-// with videos by the read, and none when there was none; and gave each
+// with videos by the read, and none when there was none, its next and its
+// run a day before as the chart's own (docs/api.md); and gave each
 // entry the rank its video held in that run as the database keeps it at
 // the end, none when it was not there. A video deleted since, or a
 // previous run the prune took, leaves what it held unread. Readers
@@ -58,24 +59,50 @@ func checkPreviousRanks(h *History) []string {
 	return out
 }
 
-// wrongPrevious says how the previous run s named is not the newest run
-// of r's chart before r that had finished with videos when s was read,
-// "" when it is.
+// wrongPrevious says how the runs s named beside r are not r's chart's
+// own, "" when they are: its previous, the newest run of the chart
+// before r that had finished with videos when s was read; its next, a
+// run of the chart after r; its run a day before, the newest that had
+// started a day or more before r; each said to start when it did.
 func (h *History) wrongPrevious(s Served, r Run) string {
 	if s.PrevRunID >= r.ID {
 		return fmt.Sprintf("named run %d, not before it, its previous", s.PrevRunID)
 	}
+	if s.NextRunID != 0 && s.NextRunID <= r.ID {
+		return fmt.Sprintf("named run %d, not after it, its next", s.NextRunID)
+	}
+	if s.DayRunID >= r.ID {
+		return fmt.Sprintf("named run %d, not before it, its run a day before", s.DayRunID)
+	}
+	dayAgo := r.Started.Add(-24 * time.Hour)
+	if want := h.newestOf(r, s.At, func(o Run) bool { return o.ID < r.ID }); want > s.PrevRunID {
+		return fmt.Sprintf("named run %d its previous, where run %d had finished before", s.PrevRunID, want)
+	}
+	if want := h.newestOf(r, s.At, func(o Run) bool { return !o.Started.After(dayAgo) }); want > s.DayRunID {
+		return fmt.Sprintf("named run %d its run a day before, where run %d started by %s", s.DayRunID, want, dayAgo.UTC().Format(time.RFC3339))
+	}
+	for _, named := range []struct {
+		what, at string
+		id       int64
+	}{{"previous", s.PrevAt, s.PrevRunID}, {"run a day before", s.DayAt, s.DayRunID}} {
+		if o, ok := h.runOf(named.id); ok && named.at != o.Started.UTC().Format(time.RFC3339) {
+			return fmt.Sprintf("said its %s, run %d, started at %q, where it started at %s", named.what, named.id, named.at, o.Started.UTC().Format(time.RFC3339))
+		}
+	}
+	return ""
+}
+
+// newestOf is the newest run of r's chart that keep holds and that had
+// finished with videos by at, 0 for none.
+func (h *History) newestOf(r Run, at time.Time, keep func(Run) bool) int64 {
 	var want int64
 	for _, o := range h.Runs {
-		if o.Region == r.Region && o.Category == r.Category && o.ID < r.ID && o.ID > want &&
-			o.Pages > 0 && !o.Finished.IsZero() && o.Finished.Before(s.At) && !h.onCopy(o.Started) {
+		if o.Region == r.Region && o.Category == r.Category && o.ID > want && keep(o) &&
+			o.Pages > 0 && !o.Finished.IsZero() && o.Finished.Before(at) && !h.onCopy(o.Started) {
 			want = o.ID
 		}
 	}
-	if want > s.PrevRunID {
-		return fmt.Sprintf("named run %d its previous, where run %d had finished before", s.PrevRunID, want)
-	}
-	return ""
+	return want
 }
 
 // wrongPrevRanks says the first entries of s whose previous rank is not

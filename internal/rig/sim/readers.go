@@ -111,12 +111,15 @@ type Served struct {
 	Region string
 	RunID  int64
 	// PrevRunID is the run the chart named its previous one (0 for none),
-	// against which each entry's Prev was given.
-	PrevRunID int64
-	RunAt     string
-	PageAt    string
-	Err       string
-	Down      bool // the process was down at the read's start or end: no answer is due
+	// against which each entry's Prev was given; NextRunID, its next;
+	// DayRunID, its run a day before; PrevAt and DayAt, when the chart
+	// said those two started.
+	PrevRunID, NextRunID, DayRunID int64
+	PrevAt, DayAt                  string
+	RunAt                          string
+	PageAt                         string
+	Err                            string
+	Down                           bool // the process was down at the read's start or end: no answer is due
 	// Entries are the chart's videos as its JSON ranks them, in its order.
 	Entries []Shown
 }
@@ -201,6 +204,10 @@ func read(ctx context.Context, client *http.Client, region string) Served {
 	var chart struct {
 		RunID   int64   `json:"run_id"`
 		PrevRun *int64  `json:"previous_run_id"`
+		PrevAt  *string `json:"previous_at"`
+		NextRun *int64  `json:"next_run_id"`
+		DayRun  *int64  `json:"day_ago_run_id"`
+		DayAt   *string `json:"day_ago_at"`
 		At      *string `json:"at"`
 		Entries []struct {
 			Rank          int    `json:"rank"`
@@ -216,9 +223,8 @@ func read(ctx context.Context, client *http.Client, region string) Served {
 		return s
 	}
 	s.RunID = chart.RunID
-	if chart.PrevRun != nil {
-		s.PrevRunID = *chart.PrevRun
-	}
+	s.PrevRunID, s.NextRunID, s.DayRunID = orZero(chart.PrevRun), orZero(chart.NextRun), orZero(chart.DayRun)
+	s.PrevAt, s.DayAt = orZero(chart.PrevAt), orZero(chart.DayAt)
 	for _, e := range chart.Entries {
 		sh := Shown{Rank: e.Rank, ID: e.ID, Title: e.Title, AudioLanguage: e.AudioLanguage, Language: e.Language}
 		if e.Prev != nil {
@@ -238,6 +244,16 @@ func read(ctx context.Context, client *http.Client, region string) Served {
 		s.PageAt = string(m[1])
 	}
 	return s
+}
+
+// orZero is what p points at, the zero value for nil: a field the
+// API leaves null.
+func orZero[T any](p *T) T {
+	var v T
+	if p != nil {
+		v = *p
+	}
+	return v
 }
 
 // readPlan reads the day's plan on /quota.
