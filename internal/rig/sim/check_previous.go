@@ -75,6 +75,9 @@ func (h *History) wrongPrevious(s Served, r Run) string {
 		return fmt.Sprintf("named run %d, not before it, its run a day before", s.DayRunID)
 	}
 	dayAgo := r.Started.Add(-24 * time.Hour)
+	if o, ok := h.runOf(s.DayRunID); ok && o.Started.After(dayAgo) {
+		return fmt.Sprintf("named run %d, started at %s, its run a day before", o.ID, o.Started.UTC().Format(time.RFC3339))
+	}
 	if want := h.newestOf(r, s.At, func(o Run) bool { return o.ID < r.ID }); want > s.PrevRunID {
 		return fmt.Sprintf("named run %d its previous, where run %d had finished before", s.PrevRunID, want)
 	}

@@ -56,6 +56,7 @@ func TestCheckFindsAChartServedAgainstAnotherRun(t *testing.T) {
 		{"none named", func(h *History) { h.Served[0].PrevRunID = 0 }, "named run 0 its previous, where run 2 had finished before"},
 		{"the next the run itself", func(h *History) { h.Served[0].NextRunID = 3 }, "named run 3, not after it, its next"},
 		{"the day before the run itself", func(h *History) { h.Served[0].DayRunID = 3 }, "named run 3, not before it, its run a day before"},
+		{"the previous named the day before", func(h *History) { h.Served[0].DayRunID, h.Served[0].DayAt = 2, h.Served[0].PrevAt }, "named run 2, started at 2026-10-26T01:00:00Z, its run a day before"},
 		{"no day before named", func(h *History) { h.Served[0].DayRunID = 0 }, "named run 0 its run a day before, where run 1 started by"},
 		{"the previous said to start at the run's time", func(h *History) { h.Served[0].PrevAt = h.Served[0].DayAt }, "said its previous, run 2, started at"},
 		{"the day before said to start at the previous's", func(h *History) { h.Served[0].DayAt = h.Served[0].PrevAt }, "said its run a day before, run 1, started at"},
