@@ -10,12 +10,16 @@ package sim
 import (
 	"fmt"
 	"time"
+
+	"github.com/ingestworks/ingest"
 )
 
 // checkPreviousRanks: each chart a reader was served named as its
 // previous run the newest run of that chart before it that had finished
 // with videos by the read, and none when there was none, its next and its
-// run a day before as the chart's own (docs/api.md); and gave each
+// run a day before as the chart's own, its run's status as the database
+// keeps it and complete only when that run completed (docs/api.md); and
+// gave each
 // entry the rank its video held in that run as the database keeps it at
 // the end, none when it was not there. A video deleted since, or a
 // previous run the prune took, leaves what it held unread. Readers
@@ -51,7 +55,7 @@ func checkPreviousRanks(h *History) []string {
 	}
 	var out []string
 	if len(wrong) > 0 {
-		out = append(out, fmt.Sprintf("previous ranks: %d charts were served against another run than their previous: %s", len(wrong), firstFew(wrong)))
+		out = append(out, fmt.Sprintf("previous ranks: %d charts named their runs otherwise than the database keeps them: %s", len(wrong), firstFew(wrong)))
 	}
 	if served > 0 && checked == 0 {
 		out = append(out, fmt.Sprintf("previous ranks: readers were served %d charts, none naming a previous run the database kept", served))
@@ -60,11 +64,14 @@ func checkPreviousRanks(h *History) []string {
 }
 
 // wrongPrevious says how the runs s named beside r are not r's chart's
-// own, "" when they are: its previous, the newest run of the chart
+// own, "" when they are: r's end as the database keeps it; its previous, the newest run of the chart
 // before r that had finished with videos when s was read; its next, a
 // run of the chart after r; its run a day before, the newest that had
 // started a day or more before r; each said to start when it did.
 func (h *History) wrongPrevious(s Served, r Run) string {
+	if s.Status != string(r.Status) || s.Complete != (r.Status == ingest.StatusCompleted) {
+		return fmt.Sprintf("said its run %s (complete %t), where the database has it %s", s.Status, s.Complete, r.Status)
+	}
 	if s.PrevRunID >= r.ID {
 		return fmt.Sprintf("named run %d, not before it, its previous", s.PrevRunID)
 	}

@@ -18,7 +18,7 @@ func previousHistory() *History {
 	}
 	stamp := func(d time.Duration) string { return t0.Add(d).UTC().Format(time.RFC3339) }
 	h.Served = []Served{{At: t0.Add(26*time.Hour + 5*time.Minute), Region: "US", RunID: 3,
-		PrevRunID: 2, PrevAt: stamp(25 * time.Hour), DayRunID: 1, DayAt: stamp(0),
+		PrevRunID: 2, PrevAt: stamp(25 * time.Hour), DayRunID: 1, DayAt: stamp(0), Status: "completed", Complete: true,
 		Entries: []Shown{{Rank: 1, ID: "a01", Prev: 2}, {Rank: 2, ID: "a02", Prev: 1}, {Rank: 3, ID: "a03"}}}}
 	h.Ranked = map[int64][]Shown{
 		2: {{Rank: 1, ID: "a02"}, {Rank: 2, ID: "a01"}, {Rank: 3, ID: "a04"}},
@@ -57,6 +57,8 @@ func TestCheckFindsAChartServedAgainstAnotherRun(t *testing.T) {
 		{"the next the run itself", func(h *History) { h.Served[0].NextRunID = 3 }, "named run 3, not after it, its next"},
 		{"the day before the run itself", func(h *History) { h.Served[0].DayRunID = 3 }, "named run 3, not before it, its run a day before"},
 		{"the previous named the day before", func(h *History) { h.Served[0].DayRunID, h.Served[0].DayAt = 2, h.Served[0].PrevAt }, "named run 2, started at 2026-10-26T01:00:00Z, its run a day before"},
+		{"a completed run said incomplete", func(h *History) { h.Served[0].Complete = false }, "said its run completed (complete false), where the database has it completed"},
+		{"a failed run said complete", func(h *History) { h.Runs[2].Status = "failed" }, "said its run completed (complete true), where the database has it failed"},
 		{"no day before named", func(h *History) { h.Served[0].DayRunID = 0 }, "named run 0 its run a day before, where run 1 started by"},
 		{"the previous said to start at the run's time", func(h *History) { h.Served[0].PrevAt = h.Served[0].DayAt }, "said its previous, run 2, started at"},
 		{"the day before said to start at the previous's", func(h *History) { h.Served[0].DayAt = h.Served[0].PrevAt }, "said its run a day before, run 1, started at"},

@@ -116,10 +116,13 @@ type Served struct {
 	// said those two started.
 	PrevRunID, NextRunID, DayRunID int64
 	PrevAt, DayAt                  string
-	RunAt                          string
-	PageAt                         string
-	Err                            string
-	Down                           bool // the process was down at the read's start or end: no answer is due
+	// Status and Complete are what the chart said of its run's end.
+	Status   string
+	Complete bool
+	RunAt    string
+	PageAt   string
+	Err      string
+	Down     bool // the process was down at the read's start or end: no answer is due
 	// Entries are the chart's videos as its JSON ranks them, in its order.
 	Entries []Shown
 }
@@ -208,6 +211,8 @@ func read(ctx context.Context, client *http.Client, region string) Served {
 		NextRun *int64  `json:"next_run_id"`
 		DayRun  *int64  `json:"day_ago_run_id"`
 		DayAt   *string `json:"day_ago_at"`
+		Status  string  `json:"status"`
+		Whole   bool    `json:"complete"`
 		At      *string `json:"at"`
 		Entries []struct {
 			Rank          int    `json:"rank"`
@@ -225,6 +230,7 @@ func read(ctx context.Context, client *http.Client, region string) Served {
 	s.RunID = chart.RunID
 	s.PrevRunID, s.NextRunID, s.DayRunID = orZero(chart.PrevRun), orZero(chart.NextRun), orZero(chart.DayRun)
 	s.PrevAt, s.DayAt = orZero(chart.PrevAt), orZero(chart.DayAt)
+	s.Status, s.Complete = chart.Status, chart.Whole
 	for _, e := range chart.Entries {
 		sh := Shown{Rank: e.Rank, ID: e.ID, Title: e.Title, AudioLanguage: e.AudioLanguage, Language: e.Language}
 		if e.Prev != nil {
