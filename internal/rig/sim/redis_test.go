@@ -126,5 +126,5 @@ func TestSimRedis(t *testing.T) {
 	s := shipped()
 	s.Redis, s.RedisHook = "redis://"+srv.Addr+"/0", vc
 	simulate(t, Config{Shape: s, Days: days(t, 2), Readers: true, RedisLoss: 20*time.Hour + 17*time.Minute, PeerAt: 27*time.Hour + 25*time.Minute,
-		RedisStalls: 24, Start: time.Date(2027, 3, 13, 12, 0, 0, 0, time.UTC)})
+		RedisStalls: 24, LeaveRedis: true, Start: time.Date(2027, 3, 13, 12, 0, 0, 0, time.UTC)})
 }

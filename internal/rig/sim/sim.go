@@ -94,6 +94,9 @@ type Config struct {
 	// RedisStalls, on Redis, is how many times its server stops for longer
 	// than the limiter's timeout, at moments drawn from Seed (redis.go).
 	RedisStalls int
+	// LeaveRedis, on Redis with PeerAt, ends the history with a move of
+	// the daemon's database off Redis at a peer's call (leave.go).
+	LeaveRedis bool
 	// Backfills run `ingest backfill` beside the daemon (backfill.go).
 	Backfills []Backfill
 	// CopyAt, when set, is how long after Start (and the nemesis's moves)
@@ -147,6 +150,8 @@ type History struct {
 	Losses []time.Time // the Redis lost its data (RedisLoss)
 	Looks  []Look      // the limiter's counts, lossLook after each loss
 	Peers  []Join      // the joins of a worker of another database, in Joins too
+	// Leaving is the move off Redis that ended the history (LeaveRedis).
+	Leaving *Leave
 	// Stalls are when the Redis stopped for stallFor (RedisStalls), or
 	// did not answer a command within its deadline.
 	Stalls []time.Time
@@ -359,11 +364,20 @@ func Simulate(c Config) (*History, error) {
 		r := <-served
 		h.Served, h.Plans, h.Operator, h.Searched = r.served, r.plans, r.looks, r.search
 	}
-	if err := p.Load().stop(); err != nil {
+	if c.LeaveRedis {
+		lv, err := h.leaveRedis(p.Load(), dsn, up, boot, besideLog, log)
+		if h.Leaving = &lv; err != nil {
+			return h, err
+		}
+	} else if err := p.Load().stop(); err != nil {
 		return h, fmt.Errorf("the daemon at %s: %w", time.Now().UTC().Format(time.RFC3339), err)
 	}
 	h.Calls, h.Forgotten, h.Asks = up.Calls(), up.Forgotten(), up.Asks()
-	h.After, h.Left = reportAfter(dsn, c.Shape), leftIn(c.Dir)
+	after := c.Shape
+	if c.LeaveRedis { // the operator asks as the host now runs, off Redis
+		after.Redis, after.RedisHook = "", nil
+	}
+	h.After, h.Left = reportAfter(dsn, after), leftIn(c.Dir)
 	if rc != nil {
 		h.Stalls = rc.stalls()
 	}
@@ -375,7 +389,10 @@ func Simulate(c Config) (*History, error) {
 	if err = h.read(dsn); err != nil || c.PeerAt == 0 {
 		return h, err
 	}
-	return h, h.readPeer(peerDSN(c.Dir))
+	if err = h.readPeer(peerDSN(c.Dir)); err != nil || !c.LeaveRedis {
+		return h, err
+	}
+	return h, h.readPeer(lastDSN(c.Dir))
 }
 
 // read is the history the database keeps: its chart runs and the other
