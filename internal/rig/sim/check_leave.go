@@ -7,14 +7,14 @@ import (
 
 // checkLeftRedis: a move off a Redis key that other hosts spent on in the
 // window knows their calls or is refused (docs/operations/growing.md,
-// "Leaving Redis"). The daemon stopped at the very instant the peer spent,
-// and its Redis could not be asked: the seed back with the daemon's ledger
-// alone must be refused naming the peer, whose calls the embedded limiter
-// would spend again; with the peer's ledger too it moves, and the embedded
-// limiter then counts each pool's window as the upstream charged it, no
-// unit lost, and none counted twice (no more than the two ledgers admitted
-// and kept, a call exactly a window old among them, as the limiter's own
-// edge keeps it).
+// "Leaving Redis"). The daemon stopped at the very instant a host new to
+// the key spent, and its Redis could not be asked: the seed back with the
+// daemon's ledger alone must be refused naming that host, whose calls the
+// embedded limiter would spend again; with every host's ledger it moves,
+// and the embedded limiter then counts each pool's window as the upstream
+// charged it, no unit lost, and none counted twice (no more than the
+// ledgers admitted and kept, a call exactly a window old among them, as
+// the limiter's own edge keeps it).
 func checkLeftRedis(h *History) []string {
 	lv := h.Leaving
 	if lv == nil {

@@ -86,7 +86,12 @@ type Config struct {
 	// (docs/contract.md: a loss stays a loss); after the nemesis's moves,
 	// when it has any.
 	RedisLoss time.Duration
-	// PeerAt, on Redis, is how long after Start (and after RedisLoss) a
+	// RedisRollback, on Redis, is how long after Start (and after
+	// RedisLoss) the Redis goes back to what it held rollbackAge before,
+	// as a restart from an older snapshot or a failover to a replica that
+	// lagged does: the limiter's state is there, older (rollback.go).
+	RedisRollback time.Duration
+	// PeerAt, on Redis, is how long after Start (and after RedisRollback) a
 	// worker of another database joins the daemon's quota key for
 	// peerFor: `run --once` of a chart the daemon does not run, on its own
 	// SQLite file (redis.go).
@@ -147,7 +152,7 @@ type History struct {
 	// Asks are when the upstream's time was asked at no quota cost.
 	Asks   []time.Time
 	Log    string      // the daemon's log file
-	Losses []time.Time // the Redis lost its data (RedisLoss)
+	Losses []time.Time // the Redis lost its data (RedisLoss, RedisRollback)
 	Looks  []Look      // the limiter's counts, lossLook after each loss
 	Peers  []Join      // the joins of a worker of another database, in Joins too
 	// Leaving is the move off Redis that ended the history (LeaveRedis).
@@ -351,6 +356,12 @@ func Simulate(c Config) (*History, error) {
 			return h, err
 		}
 		h.Looks = append(h.Looks, lk)
+	}
+	if c.RedisRollback > 0 {
+		if err := h.rollback(log); err != nil {
+			stopReading()
+			return h, err
+		}
 	}
 	if c.PeerAt > 0 {
 		time.Sleep(time.Until(c.Start.Add(c.PeerAt)))
