@@ -91,7 +91,8 @@ func (h *History) leaveRedis(p *process, dsn string, up *Upstream, boot func() (
 	j.Runs = []JoinRun{{j.Interval, err}}
 	h.Joins, h.Peers = append(h.Joins, j), append(h.Peers, j)
 	if !hook.taken.Load() {
-		return Leave{}, fmt.Errorf("the last host's run made no decision on Redis: %v", err)
+		p.stop()
+		return Leave{}, fmt.Errorf("the last host's run made no decision on Redis (a limiter that waits, or refuses): %v", err)
 	}
 	if stopErr != nil {
 		return Leave{}, fmt.Errorf("the daemon at the last host's call: %w", stopErr)
