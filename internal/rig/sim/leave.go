@@ -103,16 +103,16 @@ func (h *History) leaveRedis(p *process, dsn string, up *Upstream, boot func() (
 	}
 	off := &wiring.Host{DSN: dsn, Costs: s.Costs, Logger: log, Clock: clock.System, Uptime: boot}
 	gone := custody.Leaving{Gone: true}
-	lv.Alone = seedBack(off, []string{dsn}, gone, nil)
-	lv.Both = seedBack(off, []string{dsn, peerDSN(h.Dir), lastDSN(h.Dir)}, gone, &lv.Look)
+	lv.Alone = backToEmbedded(off, []string{dsn}, gone, nil)
+	lv.Both = backToEmbedded(off, []string{dsn, peerDSN(h.Dir), lastDSN(h.Dir)}, gone, &lv.Look)
 	return lv, nil
 }
 
-// seedBack is `ingest quota seed --leaving-redis-gone` with a --ledger
+// backToEmbedded is `ingest quota seed --leaving-redis-gone` with a --ledger
 // for each of paths, by the function that command calls; look, when set,
 // is then the embedded limiter's count of each pool, as `quota show` reads
 // it.
-func seedBack(h *wiring.Host, paths []string, lv custody.Leaving, look *Look) error {
+func backToEmbedded(h *wiring.Host, paths []string, lv custody.Leaving, look *Look) error {
 	ctx := context.Background()
 	db, err := h.OpenForLimiter(ctx, true)
 	if err != nil {
