@@ -11,8 +11,8 @@ import (
 // the key spent, and its Redis could not be asked: the seed back with the
 // daemon's ledger alone must be refused naming that host, whose calls the
 // embedded limiter would spend again; with every host's ledger it moves,
-// and the embedded limiter then counts each pool's window as the upstream
-// charged it, no unit lost, and none counted twice (no more than the
+// the host then runs, and the embedded limiter counts each pool's window
+// as the upstream charged it, no unit lost, and none counted twice (no more than the
 // ledgers admitted and kept, a call exactly a window old among them, as
 // the limiter's own edge keeps it).
 func checkLeftRedis(h *History) []string {
@@ -27,6 +27,9 @@ func checkLeftRedis(h *History) []string {
 	}
 	if lv.Both != nil {
 		return append(out, fmt.Sprintf("the move off Redis with every host's ledger failed: %v", lv.Both))
+	}
+	if lv.Start != nil {
+		out = append(out, fmt.Sprintf("moved off Redis with every host's ledger, the host's first run on the embedded limiter failed: %v", lv.Start))
 	}
 	lk := lv.Look
 	for _, p := range h.Costs.Pools {

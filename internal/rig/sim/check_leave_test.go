@@ -50,6 +50,11 @@ func TestCheckFindsAMoveOffRedisThatLeftAPeer(t *testing.T) {
 		}
 	}
 	lv := good
+	lv.Start, h.Leaving = errors.New("exit 2"), &lv
+	if f := checkLeftRedis(h); len(f) != 1 || !strings.Contains(f[0], "the host's first run on the embedded limiter failed: exit 2") {
+		t.Errorf("the run after the move refused: %q", f)
+	}
+	lv = good
 	lv.Both, h.Leaving = errors.New("refused"), &lv
 	if f := checkLeftRedis(h); len(f) != 1 || !strings.Contains(f[0], "the move off Redis with every host's ledger failed: refused") {
 		t.Errorf("the move with both ledgers refused: %q", f)

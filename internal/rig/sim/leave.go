@@ -24,16 +24,19 @@ import (
 // ledger id), admitted at PeerCall, and the daemon's stop at that very
 // instant; then `quota seed` back to the embedded limiter with the Redis
 // gone, first with the daemon's ledger alone (Alone, the error it ended
-// with), then with every host's (Both); and the embedded limiter's counts
-// after it (Look).
+// with), then with every host's (Both); the embedded limiter's counts
+// after it (Look); and the host's first run off Redis (Start).
 type Leave struct {
 	PeerCall, Stopped time.Time
-	Peer              string // the peer's ledger id
+	Peer              string // the new host's ledger id
 	Alone, Both       error
-	Look              Look
+	// Start is how the host's first run off Redis after the move ended
+	// (`run --once` of the last host's chart, on the embedded limiter).
+	Start error
+	Look  Look
 }
 
-// stopAtSpend is the clock's hook for the peer's last run: the first
+// stopAtSpend is the clock's hook for the last host's run: the first
 // decision Redis admits through it stops the daemon before the run goes on.
 type stopAtSpend struct {
 	*RedisClock
@@ -105,6 +108,10 @@ func (h *History) leaveRedis(p *process, dsn string, up *Upstream, boot func() (
 	gone := custody.Leaving{Gone: true}
 	lv.Alone = backToEmbedded(off, []string{dsn}, gone, nil)
 	lv.Both = backToEmbedded(off, []string{dsn, peerDSN(h.Dir), lastDSN(h.Dir)}, gone, &lv.Look)
+	if lv.Both == nil {
+		s.Redis, s.RedisHook = "", nil
+		lv.Start = run(context.Background(), dsn, s, up, boot, log, nil, make(chan os.Signal), j.Region, nil)
+	}
 	return lv, nil
 }
 
