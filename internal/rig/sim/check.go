@@ -76,6 +76,7 @@ func Check(h *History) []string {
 	out = append(out, checkGoneForgotten(h)...)
 	out = append(out, checkOrphans(h)...)
 	out = append(out, checkClockAdvice(h)...)
+	out = append(out, checkRetried(h)...)
 	return out
 }
 

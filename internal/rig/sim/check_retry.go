@@ -99,8 +99,9 @@ func checkRetries(h *History) []string {
 }
 
 // transient: the client tries c again, if its attempts are not spent: a
-// 5xx, an answer cut short, its bound reached before the answer.
-func transient(c Call) bool { return c.Status >= 500 || c.Cut || c.Deadline }
+// 5xx, an answer cut short, its bound reached before the answer, a
+// proxy's rate limit or timeout.
+func transient(c Call) bool { return c.Status >= 500 || c.Cut || c.Deadline || proxied(c) }
 
 // failure says how c failed.
 func failure(c Call) string {

@@ -201,7 +201,8 @@ type JoinRun struct {
 }
 
 // Fault is a burst of upstream failures: from At, the next Calls keyed
-// calls fail (503, or a truncated answer).
+// calls fail (503, every other one a proxy's status in front: proxy.go;
+// or a truncated answer).
 type Fault struct {
 	At    time.Time
 	Calls int
@@ -429,7 +430,7 @@ func (c Config) moves() bool { return time.Duration(c.Days)*24*time.Hour > inges
 type event struct {
 	at     time.Time
 	down   time.Duration // a restart: stopped this long
-	fail   int           // a burst: the next fail calls answer 503
+	fail   int           // a burst: the next fail calls answer 503, or a proxy's status (proxy.go)
 	cut    int           // the next cut answers of 200 are truncated
 	refuse time.Duration // the upstream answers every call 403 quotaExceeded this long
 	skew   time.Duration // the upstream's Date header is this far behind, for skewFor
@@ -498,6 +499,7 @@ func (ev event) apply(h *History, p *process, up *Upstream, second func(string, 
 	if ev.fail > 0 || ev.cut > 0 {
 		if ev.fail > 0 {
 			up.Fake.FailNext(ev.fail, 503)
+			up.Front(ev.fail)
 		} else {
 			up.Fake.MalformNext(ev.cut)
 		}

@@ -36,6 +36,9 @@ type Upstream struct {
 	// asks are when the upstream's time was asked at no quota cost (the
 	// discovery document, without the key)
 	asks []time.Time
+	// fronted is how many of the fake's next failed answers pass through
+	// a proxy in front (proxy.go), and proxied how many it answered so far
+	fronted, proxied int
 }
 
 // Gone is a video the upstream forgot, and when: its owner deleted it or
@@ -89,6 +92,9 @@ type Call struct {
 	// the same batches, so a batch asked twice in a slot is a pass run twice
 	First string
 	N     int // the ids a tracking call asked
+	// Proxy says a proxy in front answered for the upstream with Status
+	// and a page of its own, no error body of the API's (proxy.go)
+	Proxy bool
 }
 
 // The workers whose requests the fake tells apart: the daemon, in every
@@ -179,8 +185,14 @@ func (u *Upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 	asked := time.Now()
 	rec := httptest.NewRecorder()
 	sent := u.Fake.ServeCall(rec, req)
-	plain := sent.JSON
 	q := req.URL.Query()
+	plain := sent.JSON
+	proxy := false
+	if q.Get("key") != "" {
+		if rec, proxy = u.front(rec); proxy {
+			plain = rec.Body.Bytes()
+		}
+	}
 	var h *hold
 	if q.Get("key") == "" && strings.HasSuffix(req.URL.Path, "/discovery/v1/apis/youtube/v3/rest") {
 		u.mu.Lock()
@@ -189,7 +201,7 @@ func (u *Upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if q.Get("key") != "" {
 		c := Call{At: time.Now(), Sent: asked, Worker: workerOf(req.Context()), Path: req.URL.Path, Status: rec.Code, Bytes: rec.Body.Len(),
-			JSON: len(plain), Kind: kind(req.URL.Path, q), Cut: rec.Code == http.StatusOK && sent.Cut,
+			JSON: len(plain), Kind: kind(req.URL.Path, q), Cut: rec.Code == http.StatusOK && sent.Cut, Proxy: proxy,
 			Deadline: plain == nil && errors.Is(req.Context().Err(), context.DeadlineExceeded)}
 		switch c.Kind {
 		case KindChart:
