@@ -77,6 +77,7 @@ func Check(h *History) []string {
 	out = append(out, checkOrphans(h)...)
 	out = append(out, checkClockAdvice(h)...)
 	out = append(out, checkRetried(h)...)
+	out = append(out, checkUnreachedGivenBack(h)...)
 	return out
 }
 
@@ -712,7 +713,7 @@ func (h *History) passesKept() time.Time {
 // a wrong Date, and when the disk was full: what the daemon cannot help.
 func (h *History) failingSpans() []Interval {
 	out := append(h.faultSpans(), h.blocks()...)
-	return append(out, h.Fulls...)
+	return append(append(out, h.Fulls...), h.Unreachable...)
 }
 
 // failing: the upstream was failing calls, refusing them or sending a

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"net/http"
 	"regexp"
 	"slices"
 	"strconv"
@@ -24,7 +25,7 @@ type retrySaid struct {
 
 // checkRetried: what docs/operations/faults.md promises of a call the
 // upstream fails for a moment (a 5xx, an answer cut short, a rate limit not
-// "per day", a timeout, its bound): it is tried again, 4 attempts in all,
+// "per day", a timeout, its bound, a connection refused): it is tried again, 4 attempts in all,
 // and each retry is said as it goes, naming the attempt that failed, the
 // wait it drew and why. Held on the daemon's calls, from the fake's record:
 //
@@ -36,35 +37,37 @@ type retrySaid struct {
 //   - no call follows the 4th transient failure as a 5th attempt;
 //   - each retry is said at the millisecond it reached the upstream with
 //     the attempt it follows, a wait between that attempt's least and most
-//     and no longer than the gap, and the failure's status or kind.
+//     and no longer than the gap, and the failure's status or kind (a
+//     proxy's page by its status's text, as no message of the API's).
 //
 // A status the client takes for final (a proxy's 500 read as an answer), a
 // count of attempts moved by one, or a wait or an attempt said otherwise
 // than it was made, each leaves a pass failed, or an operator reading the
-// wrong wait, where the promise says otherwise.
+// wrong wait, where the promise says otherwise. The calls refused at dial
+// are read with those the upstream answered (withUnreached).
 func checkRetried(h *History) []string {
 	said, err := h.retriesSaid()
 	if err != nil {
 		return []string{err.Error()}
 	}
+	calls := h.withUnreached()
 	groups := map[string][]int{}
-	for i, c := range h.Calls {
+	for i, c := range calls {
 		if c.Worker == WorkerDaemon {
 			groups[callKey(c)] = append(groups[callKey(c)], i)
 		}
 	}
 	var unretried, fifth, unsaid []string
 	for _, idx := range groups {
-		slices.SortStableFunc(idx, func(a, b int) int { return h.Calls[a].Sent.Compare(h.Calls[b].Sent) })
-		att := h.attempts(idx)
+		att := h.attempts(calls, idx)
 		for i, k := range idx {
-			f, n := h.Calls[k], att[i]
+			f, n := calls[k], att[i]
 			if !transient(f) {
 				continue
 			}
 			var r *Call
 			if i+1 < len(idx) && att[i+1] > n {
-				r = &h.Calls[idx[i+1]]
+				r = &calls[idx[i+1]]
 			}
 			what := fmt.Sprintf("%s at %s (attempt %d, %s)", callKey(f), f.At.UTC().Format(time.RFC3339Nano), n, failure(f))
 			switch {
@@ -90,17 +93,17 @@ func checkRetried(h *History) []string {
 	return out
 }
 
-// attempts is the attempt each of a call's idx is, in order: one more
+// attempts is the attempt each of a call's idx (in calls) is, in order: one more
 // than the one before when that one failed for a moment and this came
 // within its retry's time (retryDue) in the same life, else the first.
-func (h *History) attempts(idx []int) []int {
+func (h *History) attempts(calls []Call, idx []int) []int {
 	att := make([]int, len(idx))
 	for i := range idx {
 		att[i] = 1
 		if i == 0 {
 			continue
 		}
-		f, r := h.Calls[idx[i-1]], h.Calls[idx[i]]
+		f, r := calls[idx[i-1]], calls[idx[i]]
 		if transient(f) && !h.startedIn(f.At, r.Sent) && !r.Sent.After(retryDue(f, att[i-1])) {
 			att[i] = att[i-1] + 1
 		}
@@ -132,15 +135,22 @@ func (h *History) retryExcused(from, to time.Time) bool {
 // with a wait it drew within the backoff and within gap.
 func saidAs(lines []retrySaid, n int, gap time.Duration, f Call) bool {
 	least, most := backoffAfter(n)
-	why := "HTTP " + strconv.Itoa(f.Status) + " "
+	why := []string{"HTTP " + strconv.Itoa(f.Status) + " "}
 	switch {
 	case f.Cut:
-		why = "malformed response"
+		why = []string{"malformed response"}
 	case f.Deadline:
-		why = "deadline exceeded"
+		why = []string{"deadline exceeded"}
+	case f.Refused:
+		why = []string{"connection refused"}
+	case f.Proxy:
+		// a proxy's page is named by its status's text, as no message of
+		// the API's
+		why = append(why, http.StatusText(f.Status))
 	}
 	return slices.ContainsFunc(lines, func(l retrySaid) bool {
-		return l.attempt == n && l.delay >= least && l.delay <= most && l.delay <= gap+time.Millisecond && strings.Contains(l.err, why)
+		return l.attempt == n && l.delay >= least && l.delay <= most && l.delay <= gap+time.Millisecond &&
+			!slices.ContainsFunc(why, func(w string) bool { return !strings.Contains(l.err, w) })
 	})
 }
 

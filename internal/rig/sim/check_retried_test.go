@@ -54,7 +54,7 @@ func attempted(t *testing.T, tries ...try) *History {
 func failing() []try {
 	return []try{
 		{status: 503, wait: 400 * time.Millisecond, sayAttempt: 1, sayDelay: 400 * time.Millisecond, sayErr: "fetch US videos.list: HTTP 503 backendError: down"},
-		{status: 429, proxy: true, wait: 700 * time.Millisecond, sayAttempt: 2, sayDelay: 700 * time.Millisecond, sayErr: "HTTP 429 : Too Many Requests"},
+		{status: 429, proxy: true, wait: 700 * time.Millisecond, sayAttempt: 2, sayDelay: 700 * time.Millisecond, sayErr: "HTTP 429 : Too Many Requests, an answer that is no error of the API's"},
 		{status: 200, cut: true, wait: 1500 * time.Millisecond, sayAttempt: 3, sayDelay: 1500 * time.Millisecond, sayErr: "malformed response from the upstream: unexpected EOF"},
 		{status: 200},
 	}

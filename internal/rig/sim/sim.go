@@ -156,6 +156,10 @@ type History struct {
 	SearchResults []time.Time
 	Moved         []Interval // the daemon ran on a copy of its database (CopyAt)
 	Slow          []Interval // the upstream answered in slowAnswer (SlowStart)
+	// Unreachable are when the upstream was cut off, every request refused
+	// at dial; Unreached, the keyed requests refused then (unreached.go).
+	Unreachable []Interval
+	Unreached   []Call
 	// Operator is what the operator read on /api/v1/quota (operator.go);
 	// Before, `ingest report` on the host before the first start.
 	Operator []OperatorRead
@@ -363,7 +367,7 @@ func Simulate(c Config) (*History, error) {
 	if err := p.Load().stop(); err != nil {
 		return h, fmt.Errorf("the daemon at %s: %w", time.Now().UTC().Format(time.RFC3339), err)
 	}
-	h.Calls, h.Forgotten, h.Asks = up.Calls(), up.Forgotten(), up.Asks()
+	h.Calls, h.Forgotten, h.Asks, h.Unreached = up.Calls(), up.Forgotten(), up.Asks(), up.Refused()
 	h.After, h.Left = reportAfter(dsn, c.Shape), leftIn(c.Dir)
 	if rc != nil {
 		h.Stalls = rc.stalls()
@@ -500,6 +504,8 @@ func (ev event) apply(h *History, p *process, up *Upstream, second func(string, 
 		if ev.fail > 0 {
 			up.Fake.FailNext(ev.fail, 503)
 			up.Front(ev.fail)
+			up.CutOff(cutFor)
+			h.Unreachable = append(h.Unreachable, Interval{ev.at, ev.at.Add(cutFor)})
 		} else {
 			up.Fake.MalformNext(ev.cut)
 		}
