@@ -78,6 +78,7 @@ func Check(h *History) []string {
 	out = append(out, checkClockAdvice(h)...)
 	out = append(out, checkRetried(h)...)
 	out = append(out, checkUnreachedGivenBack(h)...)
+	out = append(out, checkClockSaid(h)...)
 	return out
 }
 

@@ -141,6 +141,8 @@ type History struct {
 	// Refusals are when the upstream refused every call as over its
 	// daily quota; Skews when its Date header was wrong.
 	Refusals, Skews []Interval
+	// SkewBy is how far behind each of Skews had the Date (check_clock_said.go).
+	SkewBy []time.Duration
 	// Asks are when the upstream's time was asked at no quota cost.
 	Asks   []time.Time
 	Log    string      // the daemon's log file
@@ -492,7 +494,7 @@ func (ev event) apply(h *History, p *process, up *Upstream, second func(string, 
 		return nil
 	case ev.skew > 0:
 		up.Fake.SetClock(func() time.Time { return time.Now().Add(-ev.skew) })
-		h.Skews = append(h.Skews, Interval{ev.at, ev.at.Add(skewFor)})
+		h.Skews, h.SkewBy = append(h.Skews, Interval{ev.at, ev.at.Add(skewFor)}), append(h.SkewBy, ev.skew)
 		if ev.down > 0 {
 			return ev.skewedStop(h, p, up)
 		}
