@@ -298,8 +298,22 @@ func TestSimPoolDay(t *testing.T) {
 		Start: time.Date(2026, 10, 31, 8, 0, 0, 0, time.UTC)})
 }
 
+// TestSimPacedPoolDay: TestSimPoolDay's pool paced (300 units less 50
+// over 6 hours and over each Pacific day): the pacer's rate is the
+// pool's over its day, not over its window, so the regions' own charts
+// stretch evenly over the day and the day is never spent by morning,
+// across the Pacific midnight into the day of 25 hours. Restarted in the
+// evening, the process plans from what its database spent that day.
+func TestSimPacedPoolDay(t *testing.T) {
+	s := scarceOver(t, 300, 50, 6*time.Hour)
+	simulate(t, Config{Shape: s, Days: days(t, 1), Exhaust: true, Restarts: []time.Duration{11 * time.Hour},
+		Start: time.Date(2026, 10, 31, 8, 0, 0, 0, time.UTC)})
+}
+
 // TestSimLong: forty days of one region's chart every six hours,
-// undisturbed, from Dec 20 across the year's end, backed up every five
+// undisturbed, from Dec 20 across the year's end, tracked at that cadence
+// for three days (not the default --track-for, so that the flag is seen
+// to reach tracking), backed up every five
 // days keeping three: past the refresh's age (ingest.RefreshAfter), the terms' 30
 // days, the prune's keep and the backups' keep, so that
 // videos that left the chart come due and are fetched again, those the
@@ -308,7 +322,7 @@ func TestSimPoolDay(t *testing.T) {
 // point is the horizon (INGEST_SIM_LONG_DAYS changes it).
 func TestSimLong(t *testing.T) {
 	s := shipped()
-	s.Regions, s.Every, s.TrackFor = "US", 6*time.Hour, 0
+	s.Regions, s.Every, s.TrackFor, s.TrackEvery = "US", 6*time.Hour, 3*24*time.Hour, 6*time.Hour
 	s.BackupEvery, s.BackupKeep = 5*24*time.Hour, 3
 	n := longDays(t)
 	// restarted past the terms' days, after the UTC midnight and before
