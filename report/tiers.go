@@ -139,12 +139,16 @@ func (s Schedule) budgets(costs *ingest.Costs) []pace.Budget {
 	daily := jobs.DailyCost(costs, s.Timetable.Names())
 	var out []pace.Budget
 	for _, p := range costs.Pools {
-		span := max(p.Window, 24*time.Hour)
-		units := float64(p.Capacity())*float64(24*time.Hour)/float64(span) - daily[p.Name]
+		units := heldADay(p) - daily[p.Name]
 		out = append(out, pace.Budget{Pool: p.Name, Units: max(units, 0), Horizon: 24 * time.Hour})
 	}
 	return out
 }
+
+// heldADay is what pool p keeps a day (pace.Holds): a pool without a
+// calendar day whose window is shorter than a day keeps its capacity in
+// every window, not once a day.
+func heldADay(p ingest.Pool) float64 { return pace.Holds(p, 0) * (24 * time.Hour).Seconds() }
 
 // LogTiers logs what each tier gets, one line a tier, as run prints it at
 // start beside the plan.
@@ -211,7 +215,7 @@ func Unheld(costs *ingest.Costs, s Schedule) []string {
 	n := float64(len(s.Timetable.Charts))
 	var out []string
 	for _, p := range costs.Pools {
-		day := float64(p.Capacity()) * float64(24*time.Hour) / float64(max(p.Window, 24*time.Hour))
+		day := heldADay(p)
 		nameDay, pass := float64(names[p.Name]), float64(page[p.Name]*int64(first.Pages()))
 		switch {
 		case nameDay > 0 && nameDay*n >= day:

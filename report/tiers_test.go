@@ -94,3 +94,36 @@ operations:
 		t.Errorf("the report's JSON: %+v", j.Tiers)
 	}
 }
+
+// A pool without a calendar day whose window is shorter than a day keeps
+// its capacity in every window: the tiers are told the cadence it holds
+// (pace.Holds), not the one a day of it would.
+func TestTiersCountAShortPoolWithoutADayByItsWindow(t *testing.T) {
+	t.Parallel()
+	charts := regions.Charts(regions.Default...)
+	for i := range charts {
+		charts[i].Tier, charts[i].Depth = 1, 200
+	}
+	s := Schedule{Timetable: jobs.Timetable{Charts: charts, Every: time.Hour, MaxStale: 24 * time.Hour}}
+	// tier 1: 32 pages an hour, 768 a day; trending keeps 80 every three
+	// hours, 640 a day: every 1h12m
+	c, err := costs.Load("short.yaml", []byte(`pools:
+  default:  {limit: 10000, reserve: 0, window: 24h, day: America/Los_Angeles}
+  search:   {limit: 100, reserve: 0, window: 24h, day: America/Los_Angeles}
+  stats:    {limit: 10000, reserve: 0, window: 24h, day: America/Los_Angeles}
+  trending: {limit: 80, reserve: 0, window: 3h}
+operations:
+  videos.list:          {default: 1, trending: 1}
+  videoCategories.list: {default: 1}
+  i18nRegions.list:     {default: 1}
+  search.list:          {search: 1}
+  videos.batchGetStats: {stats: 1}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tiers := Tiers(c, s)
+	if len(tiers) != 1 || tiers[0].Every.Round(time.Minute) != 72*time.Minute {
+		t.Fatalf("tiers %+v: want tier 1 every 1h12m", tiers)
+	}
+}

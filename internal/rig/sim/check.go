@@ -79,6 +79,8 @@ func Check(h *History) []string {
 	out = append(out, checkLevelsSpread(h)...)
 	out = append(out, checkRoomInDay(h)...)
 	out = append(out, checkTrackedInSpan(h)...)
+	out = append(out, checkFreeTimes(h)...)
+	out = append(out, checkOwnPools(h)...)
 	out = append(out, checkRetried(h)...)
 	out = append(out, checkUnreachedGivenBack(h)...)
 	out = append(out, checkClockSaid(h)...)
@@ -580,8 +582,12 @@ const statsPool = "stats"
 // against the pool's limit less reserve.
 func Peaks(h *History) string {
 	var out []string
+	own := h.ownPools()
 	for _, pool := range h.Costs.Pools {
 		most, _ := windowMost(h.Calls, pool.Name, pool.Window)
+		if slices.Contains(own, pool.Name) { // the upstream counts none of it
+			most, _ = chargesMost(upstreamLedgerOf(h).charges[pool.Name], pool.Window)
+		}
 		out = append(out, fmt.Sprintf("%s peaked at %d of %d", pool.Name, most, pool.Capacity()))
 	}
 	return strings.Join(out, ", ")

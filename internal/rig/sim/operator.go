@@ -39,6 +39,9 @@ type OperatorRead struct {
 	Runs         []ListedRun // /api/v1/runs' newest chart runs, as listed
 	// Names are the regions' names as listed, by code ("" for none)
 	Names map[string]string
+	// Free is each pool's free_at as the limiter answered it (zero for
+	// null), absent as Used is
+	Free map[string]time.Time
 }
 
 // ListedRun is a chart run as /api/v1/runs lists it: Finished zero while
@@ -118,6 +121,7 @@ func readQuota(ctx context.Context, client *http.Client) (r OperatorRead) {
 			Name      string  `json:"name"`
 			Used      int64   `json:"used"`
 			WaitUntil *string `json:"wait_until"`
+			FreeAt    *string `json:"free_at"`
 		} `json:"pools"`
 		Regions []struct {
 			Code    string  `json:"code"`
@@ -136,10 +140,15 @@ func readQuota(ctx context.Context, client *http.Client) (r OperatorRead) {
 		return r
 	}
 	if q.BackendOK {
-		r.Used = map[string]int64{}
+		r.Used, r.Free = map[string]int64{}, map[string]time.Time{}
 		for _, p := range q.Pools {
-			if p.WaitUntil == nil { // a limiter recovering from a loss counts what it refilled
-				r.Used[p.Name] = p.Used
+			if p.WaitUntil != nil { // a limiter recovering from a loss counts what it refilled
+				continue
+			}
+			r.Used[p.Name] = p.Used
+			if r.Free[p.Name], err = stampOrZero(p.FreeAt); err != nil {
+				r.Err = fmt.Sprintf("/api/v1/quota: pools %s: free_at: %v", p.Name, err)
+				return r
 			}
 		}
 	}
@@ -170,6 +179,14 @@ func readQuota(ctx context.Context, client *http.Client) (r OperatorRead) {
 		r.Err = err.Error()
 	}
 	return r
+}
+
+// stampOrZero is an RFC 3339 time, zero for null.
+func stampOrZero(s *string) (time.Time, error) {
+	if s == nil {
+		return time.Time{}, nil
+	}
+	return time.Parse(time.RFC3339, *s)
 }
 
 // listRuns reads the newest chart runs on /api/v1/runs.

@@ -100,6 +100,10 @@ type Config struct {
 	// the daemon moves to a `db copy` of its database, for CopyFor, and
 	// comes back (moved.go).
 	CopyAt, CopyFor time.Duration
+	// Operator serves the site on the daemon's --listen for the operator
+	// alone, who reads /api/v1/quota as with Readers: a pool's free time
+	// read while the limiter refuses, in a shape with no readers.
+	Operator bool
 }
 
 // Interval is a span of the virtual calendar.
@@ -284,7 +288,7 @@ func Simulate(c Config) (*History, error) {
 	}
 	served := make(chan reads, 1)
 	stopReading := func() {}
-	if c.Readers {
+	if c.Readers || c.Operator {
 		listen = &pipes{started: make(chan struct{}, 1)}
 		ctx, cancel := context.WithCancel(context.Background())
 		stopReading = cancel
@@ -292,8 +296,12 @@ func Simulate(c Config) (*History, error) {
 		looked := make(chan []OperatorRead, 1)
 		go func() { looked <- operator(ctx, c.Seed, listen, running) }()
 		go func() {
-			s, plans, search := readers(ctx, c.Seed, h.Charts, listen, running, !c.NoSearches)
-			served <- reads{s, plans, <-looked, search}
+			var r reads
+			if c.Readers {
+				r.served, r.plans, r.search = readers(ctx, c.Seed, h.Charts, listen, running, !c.NoSearches)
+			}
+			r.looks = <-looked
+			served <- r
 		}()
 	}
 	h.Before = reportBefore(dsn, c.Shape, log)
@@ -362,7 +370,7 @@ func Simulate(c Config) (*History, error) {
 	time.Sleep(time.Until(h.End))
 	h.Copies, h.Backfilled = cp.looks(), backfilled()
 	stopReading()
-	if c.Readers {
+	if c.Readers || c.Operator {
 		r := <-served
 		h.Served, h.Plans, h.Operator, h.Searched = r.served, r.plans, r.looks, r.search
 	}

@@ -273,11 +273,13 @@ func TestSimScarce(t *testing.T) {
 // TestSimScarceUnpaced: the same with --pace=false, every chart at every
 // slot: the limiter alone holds the pool, and refuses, with a second
 // process beside the daemon on its database for a while, its `run
-// --once` of another chart drawing on the same key.
+// --once` of another chart drawing on the same key. The operator reads
+// /api/v1/quota meanwhile: a pool's free time while its window, not its
+// day, is spent.
 func TestSimScarceUnpaced(t *testing.T) {
 	s := scarce(t)
 	s.NoPace = true
-	simulate(t, Config{Shape: s, Days: days(t, 1), Exhaust: true, Beside: true,
+	simulate(t, Config{Shape: s, Days: days(t, 1), Exhaust: true, Beside: true, Operator: true,
 		Start: time.Date(2026, 10, 25, 0, 0, 0, 0, time.UTC)})
 }
 
@@ -290,11 +292,15 @@ func TestSimScarceUnpaced(t *testing.T) {
 // the pool again at that zone's midnight, on the upstream's same day. Two
 // hours in, the daemon moves to a `db copy` of its database for three
 // hours and comes back, where the pool's day is spent by what it spent on
-// the copy too.
+// the copy too. The operator reads /api/v1/quota meanwhile: a pool's
+// free time while its day, not its window, is spent. The charts' pages
+// draw from a second pool besides (scarceTwoPools), 90 units less 10 over
+// three hours and no calendar day: it binds between the default pool's
+// resets, and holds more than the default a day.
 func TestSimPoolDay(t *testing.T) {
-	s := scarceOver(t, 300, 50, 6*time.Hour)
+	s := scarceTwoPools(t, 300, 50, 6*time.Hour, 90, 10, 3*time.Hour)
 	s.NoPace = true
-	simulate(t, Config{Shape: s, Days: days(t, 1), Exhaust: true, CopyAt: 2 * time.Hour, CopyFor: 3 * time.Hour,
+	simulate(t, Config{Shape: s, Days: days(t, 1), Exhaust: true, CopyAt: 2 * time.Hour, CopyFor: 3 * time.Hour, Operator: true,
 		Start: time.Date(2026, 10, 31, 8, 0, 0, 0, time.UTC)})
 }
 
@@ -303,10 +309,13 @@ func TestSimPoolDay(t *testing.T) {
 // pool's over its day, not over its window, so the regions' own charts
 // stretch evenly over the day and the day is never spent by morning,
 // across the Pacific midnight into the day of 25 hours. Restarted in the
-// evening, the process plans from what its database spent that day.
+// evening, the process plans from what its database spent that day. It
+// lives two days unless told otherwise: one from 08:00 UTC misses the
+// first hour of the Pacific day it starts in, so no whole day of the
+// pool's is seen spent to its limit.
 func TestSimPacedPoolDay(t *testing.T) {
 	s := scarceOver(t, 300, 50, 6*time.Hour)
-	simulate(t, Config{Shape: s, Days: days(t, 1), Exhaust: true, Restarts: []time.Duration{11 * time.Hour},
+	simulate(t, Config{Shape: s, Days: days(t, 2), Exhaust: true, Restarts: []time.Duration{11 * time.Hour},
 		Start: time.Date(2026, 10, 31, 8, 0, 0, 0, time.UTC)})
 }
 
