@@ -153,6 +153,8 @@ type History struct {
 	// Refusals are when the upstream refused every call as over its
 	// daily quota; Skews when its Date header was wrong.
 	Refusals, Skews []Interval
+	// SkewBy is how far behind each of Skews had the Date (check_clock_said.go).
+	SkewBy []time.Duration
 	// Asks are when the upstream's time was asked at no quota cost.
 	Asks   []time.Time
 	Log    string      // the daemon's log file
@@ -170,6 +172,10 @@ type History struct {
 	SearchResults []time.Time
 	Moved         []Interval // the daemon ran on a copy of its database (CopyAt)
 	Slow          []Interval // the upstream answered in slowAnswer (SlowStart)
+	// Unreachable are when the upstream was cut off, every request refused
+	// at dial; Unreached, the keyed requests refused then (unreached.go).
+	Unreachable []Interval
+	Unreached   []Call
 	// Operator is what the operator read on /api/v1/quota (operator.go);
 	// Before, `ingest report` on the host before the first start.
 	Operator []OperatorRead
@@ -215,7 +221,8 @@ type JoinRun struct {
 }
 
 // Fault is a burst of upstream failures: from At, the next Calls keyed
-// calls fail (503, or a truncated answer).
+// calls fail (503, every other one a proxy's status in front: proxy.go;
+// or a truncated answer).
 type Fault struct {
 	At    time.Time
 	Calls int
@@ -391,7 +398,7 @@ func Simulate(c Config) (*History, error) {
 	} else if err := p.Load().stop(); err != nil {
 		return h, fmt.Errorf("the daemon at %s: %w", time.Now().UTC().Format(time.RFC3339), err)
 	}
-	h.Calls, h.Forgotten, h.Asks = up.Calls(), up.Forgotten(), up.Asks()
+	h.Calls, h.Forgotten, h.Asks, h.Unreached = up.Calls(), up.Forgotten(), up.Asks(), up.Refused()
 	after := c.Shape
 	if c.LeaveRedis { // the operator asks as the host now runs, off Redis
 		after.Redis, after.RedisHook = "", nil
@@ -465,7 +472,7 @@ func (c Config) moves() bool { return time.Duration(c.Days)*24*time.Hour > inges
 type event struct {
 	at     time.Time
 	down   time.Duration // a restart: stopped this long
-	fail   int           // a burst: the next fail calls answer 503
+	fail   int           // a burst: the next fail calls answer 503, or a proxy's status (proxy.go)
 	cut    int           // the next cut answers of 200 are truncated
 	refuse time.Duration // the upstream answers every call 403 quotaExceeded this long
 	skew   time.Duration // the upstream's Date header is this far behind, for skewFor
@@ -523,7 +530,7 @@ func (ev event) apply(h *History, p *process, up *Upstream, second func(string, 
 		return nil
 	case ev.skew > 0:
 		up.Fake.SetClock(func() time.Time { return time.Now().Add(-ev.skew) })
-		h.Skews = append(h.Skews, Interval{ev.at, ev.at.Add(skewFor)})
+		h.Skews, h.SkewBy = append(h.Skews, Interval{ev.at, ev.at.Add(skewFor)}), append(h.SkewBy, ev.skew)
 		if ev.down > 0 {
 			return ev.skewedStop(h, p, up)
 		}
@@ -534,6 +541,9 @@ func (ev event) apply(h *History, p *process, up *Upstream, second func(string, 
 	if ev.fail > 0 || ev.cut > 0 {
 		if ev.fail > 0 {
 			up.Fake.FailNext(ev.fail, 503)
+			up.Front(ev.fail)
+			up.CutOff(cutFor)
+			h.Unreachable = append(h.Unreachable, Interval{ev.at, ev.at.Add(cutFor)})
 		} else {
 			up.Fake.MalformNext(ev.cut)
 		}
