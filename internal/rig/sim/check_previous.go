@@ -2,7 +2,7 @@ package sim
 
 // A chart's previous rank (docs/api.md: each entry's previous rank and
 // movement are against that chart's previous run). The store computes it
-// by reading a second run beside the one served, which no other rule
+// by reading other runs beside the one served, which no other rule
 // reads: a chart that names the wrong run as its previous, or gives an
 // entry a rank the named run does not hold, shows every reader a chart
 // that moved otherwise than it did.
@@ -19,10 +19,9 @@ import (
 // with videos by the read, and none when there was none, its next and its
 // run a day before as the chart's own, its run's status as the database
 // keeps it and complete only when that run completed (docs/api.md); and
-// gave each
-// entry the rank its video held in that run as the database keeps it at
-// the end, none when it was not there. A video deleted since, or a
-// previous run the prune took, leaves what it held unread. Readers
+// gave each entry the rank its video held in that run as the database
+// keeps it at the end, none when it was not there. A video deleted since,
+// or a previous run the prune took, leaves what it held unread. Readers
 // served charts none of which named a previous run checked nothing.
 func checkPreviousRanks(h *History) []string {
 	if !h.Readers {
