@@ -1097,6 +1097,9 @@ func checkRoomTaken(h *History) []string {
 		}
 		n++
 		end := slot.Add(h.Every)
+		if end.After(h.End) {
+			end = h.End // room freed past the history's end is no one's to take
+		}
 		if h.downIn(slot, end) || h.failingIn(Interval{slot, end}) {
 			continue
 		}

@@ -306,7 +306,7 @@ func TestSimPoolDay(t *testing.T) {
 // pool's is seen spent to its limit.
 func TestSimPacedPoolDay(t *testing.T) {
 	s := scarceOver(t, 300, 50, 6*time.Hour)
-	simulate(t, Config{Shape: s, Days: days(t, 2), Exhaust: true, Restarts: []time.Duration{11 * time.Hour},
+	simulate(t, Config{Shape: s, Days: days(t, 2), Exhaust: true, Beside: true, Restarts: []time.Duration{11 * time.Hour},
 		Start: time.Date(2026, 10, 31, 8, 0, 0, 0, time.UTC)})
 }
 
