@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
@@ -81,6 +82,9 @@ func Classify(op string, err error, now time.Time) error {
 func classifyAPI(op string, ge *googleapi.Error, now time.Time) error {
 	reasons := apiReasons(ge)
 	msg := htmlTag.ReplaceAllString(ge.Message, "")
+	if msg == "" && len(ge.Errors) == 0 {
+		msg = notTheAPIs(ge)
+	}
 	perDay := strings.Contains(strings.ToLower(msg+" "+itemMessages(ge)), "per day")
 	switch {
 	case reasons["quotaExceeded"] || reasons["dailyLimitExceeded"]:
@@ -98,6 +102,19 @@ func classifyAPI(op string, ge *googleapi.Error, now time.Time) error {
 		return &transientError{fmt.Errorf("HTTP %d %s: %s", ge.Code, firstReason(ge), msg)}
 	}
 	return fmt.Errorf("HTTP %d %s: %s", ge.Code, firstReason(ge), msg)
+}
+
+// notTheAPIs says what an error answer is whose body holds no error of the
+// API's, where the API's message would be: its status's text and its type.
+// A proxy or a gateway in front sends such a page (its own 502, 504 or
+// 429), and an operator reading only "HTTP 502" looks at the upstream's
+// status page rather than at YOUTUBE_ENDPOINT's proxy.
+func notTheAPIs(ge *googleapi.Error) string {
+	what := "no error of the API's"
+	if ct := ge.Header.Get("Content-Type"); ct != "" {
+		what += " (" + ct + ")"
+	}
+	return http.StatusText(ge.Code) + ", an answer that is " + what + ": from a proxy or a gateway in front of it"
 }
 
 // badKey says whether the upstream refuses the key. 401 means no usable

@@ -142,6 +142,12 @@ func (s *embedded) Spend(ctx context.Context, by ingest.Caller, op string, charg
 	if err != nil && !errors.As(err, &cerr) && ctx.Err() == nil && s.t.Turns.Down(tctx, err) {
 		err = fmt.Errorf("%s %s: %w: %w", s.down, s.opts.Timeout, ErrUnavailable, err)
 	}
+	if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+		// the caller's end rolls the decision's transaction back under
+		// it, and the statement after says only that the transaction is
+		// over: the end is what the caller is to read
+		err = fmt.Errorf("%w: %w", ctx.Err(), err)
+	}
 	if err != nil {
 		return ingest.Decision{}, fmt.Errorf("limiter: %w", err)
 	}

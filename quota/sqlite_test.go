@@ -402,3 +402,40 @@ func TestSQLiteWindowKeptInTheProcessSeesEveryWriter(t *testing.T) {
 		t.Fatalf("the other process admitted a unit over the limit: %+v", d)
 	}
 }
+
+// TestSQLiteDecisionCutByItsContextSaysSo: a stop that ends the caller's
+// context while a decision's transaction is open rolls it back under the
+// decision; what the decision returns then is the context's end, so that
+// a job reads a stop, not a failure of the database.
+func TestSQLiteDecisionCutByItsContextSaysSo(t *testing.T) {
+	t.Parallel()
+	costs := testCosts(t, 1_000_000, 0, 5, time.Hour)
+	w, err := newSQLite(openDB(t, filepath.Join(t.TempDir(), "cut.db"), false), limOpts{QuotaKey: "cut", Costs: costs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cut, other int
+	for i := range 3000 {
+		ctx, cancel := context.WithCancel(context.Background())
+		stop := time.AfterFunc(time.Duration(i%400)*time.Microsecond, cancel)
+		_, err := w.Take(ctx, ingest.Caller{}, "search.list")
+		stop.Stop()
+		cancel()
+		switch {
+		case err == nil:
+		case errors.Is(err, context.Canceled):
+			cut++
+		default:
+			other++
+			if other == 1 {
+				t.Errorf("a decision its context ended said %v, which is not the context's end", err)
+			}
+		}
+	}
+	if other > 0 {
+		t.Errorf("%d decisions cut by their context said something else (%d said the cut)", other, cut)
+	}
+	if cut == 0 {
+		t.Fatal("no decision was cut by its context: the test tried nothing")
+	}
+}

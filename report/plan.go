@@ -38,7 +38,11 @@ type PlanLine struct {
 	Tracked    int   // videos tracking follows
 	Tracking   int64 // of Units, what tracking spends
 	Categories int64 // of Units, the category names each region's first pass of a day reads
-	Capacity   int64
+	// Capacity is what the pool allows a day: its limit less reserve,
+	// once a day where it keeps a calendar day or a window of a day or
+	// more (spread over a longer window), and in every window of a pool
+	// without a day whose window is shorter.
+	Capacity int64
 }
 
 // Fits says whether the pool allows what the schedule spends in it.
@@ -67,7 +71,7 @@ func Plan(costs *ingest.Costs, s Schedule, last map[string]store.RunSummary) []P
 	page, cats, stats := perFetch(costs, ingest.FetchChartPage), perFetch(costs, ingest.FetchCategories), perFetch(costs, ingest.FetchStats)
 	var plan []PlanLine
 	for _, p := range costs.Pools {
-		l := PlanLine{Pool: p.Name, Regions: regions, Pages: pages, RunsPerDay: runs, Capacity: p.Capacity(),
+		l := PlanLine{Pool: p.Name, Regions: regions, Pages: pages, RunsPerDay: runs, Capacity: int64(heldADay(p) + 1e-6),
 			Tracked: max(tracked, 0), Tracking: round(readings * float64(stats[p.Name]))}
 		if readings == 0 {
 			l.Tracked = 0

@@ -54,6 +54,36 @@ func TestPlan(t *testing.T) {
 	}
 }
 
+// TestPlanSaysWhatAPoolAllowsADay: the plan's capacity is a day's, so a
+// pool whose window is shorter than a day and that keeps no calendar day
+// allows its limit in every window, one that keeps a day allows it once,
+// and one whose window is longer spreads it over the window.
+func TestPlanSaysWhatAPoolAllowsADay(t *testing.T) {
+	c, err := costs.Load("pools.yaml", []byte(`pools:
+  default:  {limit: 300, reserve: 50, window: 6h, day: America/Los_Angeles}
+  search:   {limit: 100, reserve: 0, window: 48h}
+  stats:    {limit: 10000, reserve: 0, window: 24h, day: America/Los_Angeles}
+  trending: {limit: 90, reserve: 10, window: 3h}
+operations:
+  videos.list:          {default: 1, trending: 1}
+  videoCategories.list: {default: 1}
+  i18nRegions.list:     {default: 1}
+  search.list:          {search: 1}
+  videos.batchGetStats: {stats: 1}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for _, l := range Plan(c, Schedule{Timetable: jobs.NamedTimetable(time.Hour, []string{"US"})}, nil) {
+		got[l.Pool] = l.Capacity
+	}
+	want := map[string]int64{"default": 250, "search": 50, "stats": 10000, "trending": 640}
+	if !maps.Equal(got, want) {
+		t.Fatalf("capacity a day %v, want %v", got, want)
+	}
+}
+
 func TestOverruns(t *testing.T) {
 	plan := []PlanLine{{Pool: "default", Units: 9501, Capacity: 9500}, {Pool: "search", Units: 95, Capacity: 95}}
 	want := []string{"default: 9501 units a day planned, 9500 allowed"}

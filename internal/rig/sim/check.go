@@ -57,6 +57,7 @@ func Check(h *History) []string {
 	out = append(out, checkClockAsked(h)...)
 	out = append(out, checkCopiesRefused(h)...)
 	out = append(out, checkRefilled(h)...)
+	out = append(out, checkLeftRedis(h)...)
 	out = append(out, checkAfterCharts(h)...)
 	out = append(out, checkBackfills(h)...)
 	out = append(out, checkSearchPruned(h)...)
@@ -81,6 +82,9 @@ func Check(h *History) []string {
 	out = append(out, checkTrackedInSpan(h)...)
 	out = append(out, checkFreeTimes(h)...)
 	out = append(out, checkOwnPools(h)...)
+	out = append(out, checkRetried(h)...)
+	out = append(out, checkUnreachedGivenBack(h)...)
+	out = append(out, checkClockSaid(h)...)
 	return out
 }
 
@@ -723,7 +727,7 @@ func (h *History) passesKept() time.Time {
 // a wrong Date, and when the disk was full: what the daemon cannot help.
 func (h *History) failingSpans() []Interval {
 	out := append(h.faultSpans(), h.blocks()...)
-	return append(out, h.Fulls...)
+	return append(append(out, h.Fulls...), h.Unreachable...)
 }
 
 // failing: the upstream was failing calls, refusing them or sending a

@@ -43,7 +43,10 @@ var explained = []explanation{
 	{regexp.MustCompile(`the limiter's clock disagrees with the upstream's`), (*History).skewed},
 	// A 503 or a cut answer, as the fake kept it: each attempt, the pass
 	// that gave up, and the backoff it starts.
-	{regexp.MustCompile(`HTTP 503 |malformed response from the upstream`), (*History).upstreamFailed},
+	{regexp.MustCompile(`HTTP (5\d\d|429|408) |malformed response from the upstream`), (*History).upstreamFailed},
+	// The upstream cut off: each attempt refused at dial, the pass that
+	// gave up, and the backoff it starts (unreached.go).
+	{regexp.MustCompile(`connection refused`), (*History).cutOff},
 	// The full disk names itself (docs/operations/faults.md); SQLite's
 	// own words are the backoff's cause.
 	{regexp.MustCompile(`the disk is full|database or disk is full`), (*History).diskFull},
@@ -173,9 +176,12 @@ func (h *History) upstreamFailed(t time.Time) bool {
 func (h *History) failedAnswers(after time.Duration) []Interval {
 	var out []Interval
 	for _, c := range h.Calls {
-		if c.Status >= http.StatusInternalServerError || c.Cut {
+		if c.Status >= http.StatusInternalServerError || c.Cut || proxied(c) {
 			out = append(out, Interval{c.At, c.At.Add(after)})
 		}
+	}
+	for _, c := range h.Unreached {
+		out = append(out, Interval{c.At, c.At.Add(after)})
 	}
 	return out
 }

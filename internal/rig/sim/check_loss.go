@@ -18,17 +18,7 @@ func checkRefilled(h *History) []string {
 	var out []string
 	for _, lk := range h.Looks {
 		for _, p := range h.Costs.Pools {
-			// the fake's charges are running totals, a call's the total after it
-			var before, upTo int64
-			for _, c := range h.Calls {
-				if !c.At.After(lk.At.Add(-p.Window)) {
-					before = max(before, c.Charged[p.Name])
-				}
-				if !c.At.After(lk.At) {
-					upTo = max(upTo, c.Charged[p.Name])
-				}
-			}
-			charged := upTo - before
+			charged := windowCharged(h, p.Name, lk.At.Add(-p.Window), lk.At)
 			if used := lk.Used[p.Name]; used < charged {
 				out = append(out, fmt.Sprintf("at %s, after the Redis lost its data, the limiter counted %d units of %s in its window; the upstream charged %d",
 					lk.At.UTC().Format(time.RFC3339), used, p.Name, charged))

@@ -71,6 +71,9 @@ func dayMost(calls []Call, pool string) int64 {
 // call's own bucket's "per day" (the simulation fails no call with a
 // 429 of the minute).
 func refusedPool(c Call) string {
+	if c.Proxy {
+		return "" // a proxy's own status, no word of the upstream's
+	}
 	switch c.Status {
 	case http.StatusForbidden:
 		return ingest.DefaultPool

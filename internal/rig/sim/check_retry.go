@@ -99,8 +99,11 @@ func checkRetries(h *History) []string {
 }
 
 // transient: the client tries c again, if its attempts are not spent: a
-// 5xx, an answer cut short, its bound reached before the answer.
-func transient(c Call) bool { return c.Status >= 500 || c.Cut || c.Deadline }
+// 5xx, an answer cut short, its bound reached before the answer, a
+// proxy's rate limit or timeout.
+func transient(c Call) bool {
+	return c.Status >= 500 || c.Cut || c.Deadline || proxied(c) || c.Refused
+}
 
 // failure says how c failed.
 func failure(c Call) string {
@@ -109,6 +112,8 @@ func failure(c Call) string {
 		return "an answer cut short"
 	case c.Deadline:
 		return "its bound reached"
+	case c.Refused:
+		return "refused at dial"
 	}
 	return "HTTP " + strconv.Itoa(c.Status)
 }

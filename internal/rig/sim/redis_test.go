@@ -118,13 +118,15 @@ func TestRedisStallsAreTheWorlds(t *testing.T) {
 
 // TestSimRedis: TestSimDay's world with the daemon on the Redis limiter,
 // as production's main shape runs, its quota key made by `quota apply
-// --new` first, the Redis losing every key once in the first day, and a
-// worker of another database joining the key for hours in the second.
+// --new` first, the Redis losing every key once in the first day and going
+// back to an older snapshot of itself later that day, a worker of another
+// database joining the key for hours in the second, and the daemon's
+// database moving off Redis at the end.
 func TestSimRedis(t *testing.T) {
 	srv, vc := virtualRedis(t)
 	vc.Server = srv
 	s := shipped()
 	s.Redis, s.RedisHook = "redis://"+srv.Addr+"/0", vc
-	simulate(t, Config{Shape: s, Days: days(t, 2), Readers: true, RedisLoss: 20*time.Hour + 17*time.Minute, PeerAt: 27*time.Hour + 25*time.Minute,
-		RedisStalls: 24, Start: time.Date(2027, 3, 13, 12, 0, 0, 0, time.UTC)})
+	simulate(t, Config{Shape: s, Days: days(t, 2), Readers: true, RedisLoss: 20*time.Hour + 17*time.Minute, RedisRollback: 23*time.Hour + 40*time.Minute, PeerAt: 27*time.Hour + 25*time.Minute,
+		RedisStalls: 24, LeaveRedis: true, Start: time.Date(2027, 3, 13, 12, 0, 0, 0, time.UTC)})
 }

@@ -86,7 +86,12 @@ type Config struct {
 	// (docs/contract.md: a loss stays a loss); after the nemesis's moves,
 	// when it has any.
 	RedisLoss time.Duration
-	// PeerAt, on Redis, is how long after Start (and after RedisLoss) a
+	// RedisRollback, on Redis, is how long after Start (and after
+	// RedisLoss) the Redis goes back to what it held rollbackAge before,
+	// as a restart from an older snapshot or a failover to a replica that
+	// lagged does: the limiter's state is there, older (rollback.go).
+	RedisRollback time.Duration
+	// PeerAt, on Redis, is how long after Start (and after RedisRollback) a
 	// worker of another database joins the daemon's quota key for
 	// peerFor: `run --once` of a chart the daemon does not run, on its own
 	// SQLite file (redis.go).
@@ -94,6 +99,9 @@ type Config struct {
 	// RedisStalls, on Redis, is how many times its server stops for longer
 	// than the limiter's timeout, at moments drawn from Seed (redis.go).
 	RedisStalls int
+	// LeaveRedis, on Redis with PeerAt, ends the history with a move of
+	// the daemon's database off Redis at a peer's call (leave.go).
+	LeaveRedis bool
 	// Backfills run `ingest backfill` beside the daemon (backfill.go).
 	Backfills []Backfill
 	// CopyAt, when set, is how long after Start (and the nemesis's moves)
@@ -145,12 +153,16 @@ type History struct {
 	// Refusals are when the upstream refused every call as over its
 	// daily quota; Skews when its Date header was wrong.
 	Refusals, Skews []Interval
+	// SkewBy is how far behind each of Skews had the Date (check_clock_said.go).
+	SkewBy []time.Duration
 	// Asks are when the upstream's time was asked at no quota cost.
 	Asks   []time.Time
 	Log    string      // the daemon's log file
-	Losses []time.Time // the Redis lost its data (RedisLoss)
+	Losses []time.Time // the Redis lost its data (RedisLoss, RedisRollback)
 	Looks  []Look      // the limiter's counts, lossLook after each loss
 	Peers  []Join      // the joins of a worker of another database, in Joins too
+	// Leaving is the move off Redis that ended the history (LeaveRedis).
+	Leaving *Leave
 	// Stalls are when the Redis stopped for stallFor (RedisStalls), or
 	// did not answer a command within its deadline.
 	Stalls []time.Time
@@ -160,6 +172,10 @@ type History struct {
 	SearchResults []time.Time
 	Moved         []Interval // the daemon ran on a copy of its database (CopyAt)
 	Slow          []Interval // the upstream answered in slowAnswer (SlowStart)
+	// Unreachable are when the upstream was cut off, every request refused
+	// at dial; Unreached, the keyed requests refused then (unreached.go).
+	Unreachable []Interval
+	Unreached   []Call
 	// Operator is what the operator read on /api/v1/quota (operator.go);
 	// Before, `ingest report` on the host before the first start.
 	Operator []OperatorRead
@@ -205,7 +221,8 @@ type JoinRun struct {
 }
 
 // Fault is a burst of upstream failures: from At, the next Calls keyed
-// calls fail (503, or a truncated answer).
+// calls fail (503, every other one a proxy's status in front: proxy.go;
+// or a truncated answer).
 type Fault struct {
 	At    time.Time
 	Calls int
@@ -355,6 +372,12 @@ func Simulate(c Config) (*History, error) {
 		}
 		h.Looks = append(h.Looks, lk)
 	}
+	if c.RedisRollback > 0 {
+		if err := h.rollback(log); err != nil {
+			stopReading()
+			return h, err
+		}
+	}
 	if c.PeerAt > 0 {
 		time.Sleep(time.Until(c.Start.Add(c.PeerAt)))
 		j := peer(h, up, boot, besideLog)
@@ -367,11 +390,20 @@ func Simulate(c Config) (*History, error) {
 		r := <-served
 		h.Served, h.Plans, h.Operator, h.Searched = r.served, r.plans, r.looks, r.search
 	}
-	if err := p.Load().stop(); err != nil {
+	if c.LeaveRedis {
+		lv, err := h.leaveRedis(p.Load(), dsn, up, boot, besideLog, log)
+		if h.Leaving = &lv; err != nil {
+			return h, err
+		}
+	} else if err := p.Load().stop(); err != nil {
 		return h, fmt.Errorf("the daemon at %s: %w", time.Now().UTC().Format(time.RFC3339), err)
 	}
-	h.Calls, h.Forgotten, h.Asks = up.Calls(), up.Forgotten(), up.Asks()
-	h.After, h.Left = reportAfter(dsn, c.Shape), leftIn(c.Dir)
+	h.Calls, h.Forgotten, h.Asks, h.Unreached = up.Calls(), up.Forgotten(), up.Asks(), up.Refused()
+	after := c.Shape
+	if c.LeaveRedis { // the operator asks as the host now runs, off Redis
+		after.Redis, after.RedisHook = "", nil
+	}
+	h.After, h.Left = reportAfter(dsn, after), leftIn(c.Dir)
 	if rc != nil {
 		h.Stalls = rc.stalls()
 	}
@@ -383,7 +415,10 @@ func Simulate(c Config) (*History, error) {
 	if err = h.read(dsn); err != nil || c.PeerAt == 0 {
 		return h, err
 	}
-	return h, h.readPeer(peerDSN(c.Dir))
+	if err = h.readPeer(peerDSN(c.Dir)); err != nil || !c.LeaveRedis {
+		return h, err
+	}
+	return h, h.readPeer(lastDSN(c.Dir))
 }
 
 // read is the history the database keeps: its chart runs and the other
@@ -437,7 +472,7 @@ func (c Config) moves() bool { return time.Duration(c.Days)*24*time.Hour > inges
 type event struct {
 	at     time.Time
 	down   time.Duration // a restart: stopped this long
-	fail   int           // a burst: the next fail calls answer 503
+	fail   int           // a burst: the next fail calls answer 503, or a proxy's status (proxy.go)
 	cut    int           // the next cut answers of 200 are truncated
 	refuse time.Duration // the upstream answers every call 403 quotaExceeded this long
 	skew   time.Duration // the upstream's Date header is this far behind, for skewFor
@@ -495,7 +530,7 @@ func (ev event) apply(h *History, p *process, up *Upstream, second func(string, 
 		return nil
 	case ev.skew > 0:
 		up.Fake.SetClock(func() time.Time { return time.Now().Add(-ev.skew) })
-		h.Skews = append(h.Skews, Interval{ev.at, ev.at.Add(skewFor)})
+		h.Skews, h.SkewBy = append(h.Skews, Interval{ev.at, ev.at.Add(skewFor)}), append(h.SkewBy, ev.skew)
 		if ev.down > 0 {
 			return ev.skewedStop(h, p, up)
 		}
@@ -506,6 +541,9 @@ func (ev event) apply(h *History, p *process, up *Upstream, second func(string, 
 	if ev.fail > 0 || ev.cut > 0 {
 		if ev.fail > 0 {
 			up.Fake.FailNext(ev.fail, 503)
+			up.Front(ev.fail)
+			up.CutOff(cutFor)
+			h.Unreachable = append(h.Unreachable, Interval{ev.at, ev.at.Add(cutFor)})
 		} else {
 			up.Fake.MalformNext(ev.cut)
 		}

@@ -134,6 +134,15 @@ func simulateOne(t *testing.T, c Config) {
 			}
 			t.Logf("skew %s-%s: %d keyed calls", s.From.UTC().Format(time.RFC3339), s.To.UTC().Format(time.TimeOnly), n)
 		}
+		for _, s := range h.Unreachable {
+			n := 0
+			for _, c := range h.Unreached {
+				if s.Contains(c.At) {
+					n++
+				}
+			}
+			t.Logf("cut off %s-%s: %d keyed calls refused at dial", s.From.UTC().Format(time.RFC3339), s.To.UTC().Format(time.TimeOnly), n)
+		}
 		for _, s := range h.Refusals {
 			n := 0
 			for _, c := range h.Calls {

@@ -36,6 +36,13 @@ type Upstream struct {
 	// asks are when the upstream's time was asked at no quota cost (the
 	// discovery document, without the key)
 	asks []time.Time
+	// fronted is how many of the fake's next failed answers pass through
+	// a proxy in front (proxy.go), and proxied how many it answered so far
+	fronted, proxied int
+	// cutOff is when the upstream can be reached again, and refused the
+	// keyed requests refused at dial meanwhile (unreached.go)
+	cutOff  time.Time
+	refused []Call
 }
 
 // Gone is a video the upstream forgot, and when: its owner deleted it or
@@ -89,6 +96,12 @@ type Call struct {
 	// the same batches, so a batch asked twice in a slot is a pass run twice
 	First string
 	N     int // the ids a tracking call asked
+	// Proxy says a proxy in front answered for the upstream with Status
+	// and a page of its own, no error body of the API's (proxy.go)
+	Proxy bool
+	// Refused says it was refused at dial and never reached the upstream
+	// (History.Unreached: unreached.go)
+	Refused bool
 }
 
 // The workers whose requests the fake tells apart: the daemon, in every
@@ -176,11 +189,20 @@ func (u *Upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err := req.Context().Err(); err != nil {
 		return nil, err
 	}
+	if err := u.unreached(req); err != nil {
+		return nil, err
+	}
 	asked := time.Now()
 	rec := httptest.NewRecorder()
 	sent := u.Fake.ServeCall(rec, req)
-	plain := sent.JSON
 	q := req.URL.Query()
+	plain := sent.JSON
+	proxy := false
+	if q.Get("key") != "" {
+		if rec, proxy = u.front(rec); proxy {
+			plain = rec.Body.Bytes()
+		}
+	}
 	var h *hold
 	if q.Get("key") == "" && strings.HasSuffix(req.URL.Path, "/discovery/v1/apis/youtube/v3/rest") {
 		u.mu.Lock()
@@ -188,28 +210,15 @@ func (u *Upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 		u.mu.Unlock()
 	}
 	if q.Get("key") != "" {
-		c := Call{At: time.Now(), Sent: asked, Worker: workerOf(req.Context()), Path: req.URL.Path, Status: rec.Code, Bytes: rec.Body.Len(),
-			JSON: len(plain), Kind: kind(req.URL.Path, q), Cut: rec.Code == http.StatusOK && sent.Cut,
-			Deadline: plain == nil && errors.Is(req.Context().Err(), context.DeadlineExceeded)}
+		c := askedFor(req, q)
+		c.At, c.Sent, c.Status, c.Bytes, c.JSON = time.Now(), asked, rec.Code, rec.Body.Len(), len(plain)
+		c.Cut, c.Proxy = rec.Code == http.StatusOK && sent.Cut, proxy
+		c.Deadline = plain == nil && errors.Is(req.Context().Err(), context.DeadlineExceeded)
 		switch c.Kind {
 		case KindChart:
-			c.Region, c.Category, c.Page = q.Get("regionCode"), q.Get("videoCategoryId"), q.Get("pageToken")
 			c.IDs = sent.IDs
-		case KindCategories:
-			c.Region = q.Get("regionCode")
-		case KindByID:
-			c.IDs = strings.Split(q.Get("id"), ",")
-			if req.Context().Value(backfilling{}) != nil {
-				c.Kind = KindDetails
-			}
 		case KindSearch:
-			c.Region, c.Page, c.IDs = q.Get("regionCode"), q.Get("pageToken"), searchIDs(plain)
-			c.Category = strings.Join([]string{q.Get("q"), q.Get("publishedAfter"), q.Get("publishedBefore")}, " ")
-		case KindStats:
-			c.First, _, _ = strings.Cut(q.Get("id"), ",")
-			for _, v := range q["id"] { // one id a value, or several a value
-				c.N += strings.Count(v, ",") + 1
-			}
+			c.IDs = searchIDs(plain)
 		}
 		u.mu.Lock()
 		// the count read in the lock, so that the calls' counts rise in
@@ -236,6 +245,32 @@ func (u *Upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 	res := rec.Result()
 	res.Request = req
 	return res, nil
+}
+
+// askedFor is what a keyed request asks for, as its Call names it: whose
+// it is, its kind, and the chart, page, ids or search it asks.
+func askedFor(req *http.Request, q url.Values) Call {
+	c := Call{Worker: workerOf(req.Context()), Path: req.URL.Path, Kind: kind(req.URL.Path, q)}
+	switch c.Kind {
+	case KindChart:
+		c.Region, c.Category, c.Page = q.Get("regionCode"), q.Get("videoCategoryId"), q.Get("pageToken")
+	case KindCategories:
+		c.Region = q.Get("regionCode")
+	case KindByID:
+		c.IDs = strings.Split(q.Get("id"), ",")
+		if req.Context().Value(backfilling{}) != nil {
+			c.Kind = KindDetails
+		}
+	case KindSearch:
+		c.Region, c.Page = q.Get("regionCode"), q.Get("pageToken")
+		c.Category = strings.Join([]string{q.Get("q"), q.Get("publishedAfter"), q.Get("publishedBefore")}, " ")
+	case KindStats:
+		c.First, _, _ = strings.Cut(q.Get("id"), ",")
+		for _, v := range q["id"] { // one id a value, or several a value
+			c.N += strings.Count(v, ",") + 1
+		}
+	}
+	return c
 }
 
 // forget has the upstream forget id from now, the first video of the
