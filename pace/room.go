@@ -14,12 +14,16 @@ import (
 // co-tenant's run --once, another worker, a call outside the passes) is
 // in no room the pacer counted down itself: a pass let in on that room
 // where a co-tenant had spent the day would stop at its first page, its
-// slot spent. A limiter that does not answer leaves the room as held.
+// slot spent. A limiter that does not answer leaves the room as held. A
+// chart below level 0 is read again only when the room held says no, as
+// its passes keep a round of the level 0 charts' room beside them: read
+// at each ask, those declined for room wait at their slots together and
+// run in one burst as the window frees it, past their spread.
 func (p *Pacer) fits(ctx context.Context, i int) bool {
 	if p.planAt.IsZero() {
 		return true
 	}
-	if !p.fresh {
+	if !p.fresh && (p.entries[i].Priority <= 0 || !p.hasRoom(i)) {
 		if states, err := p.cfg.State(ctx); err == nil {
 			p.roomOf(states)
 		}
