@@ -123,18 +123,18 @@ func TestPacerDue(t *testing.T) {
 	if want := []int{0, 6, 12}; !equal(ran, want) {
 		t.Errorf("ran at slots %v, want %v", ran, want)
 	}
-	if reads != 2 {
-		t.Errorf("read the limiter %d times, want twice: the first plan, and the plan on the first pass's cost", reads)
+	if reads != 4 {
+		t.Errorf("read the limiter %d times, want 4: the first plan, the plan on the first pass's cost, and the room at each later pass let in", reads)
 	}
 	p.Ran("US", map[string]int64{"default": 20}, nil, ingest.StatusStopped)
 	p.Due(context.Background(), "US", now.Add(10*time.Second))
-	if reads != 3 {
-		t.Errorf("after a stop, read the limiter %d times in all, want 3", reads)
+	if reads != 5 {
+		t.Errorf("after a stop, read the limiter %d times in all, want 5", reads)
 	}
 	p.Ran("US", map[string]int64{"default": 40}, nil, ingest.StatusCompleted)
 	p.Due(context.Background(), "US", now.Add(20*time.Second))
-	if reads != 4 {
-		t.Errorf("after a dearer pass, read the limiter %d times in all, want 4", reads)
+	if reads != 6 {
+		t.Errorf("after a dearer pass, read the limiter %d times in all, want 6", reads)
 	}
 	if got := p.Status().Entries[0].Cost["default"]; got != (18*3+40)/4.0 {
 		t.Errorf("measured cost %v, want the mean of the completed passes, %v", got, (18*3+40)/4.0)
@@ -168,8 +168,8 @@ func TestPacerMeasuredCostIsNoGuess(t *testing.T) {
 			t.Errorf("after US's pass of its measured cost: the limiter read %d times, the history %d; want once each", reads, loads)
 		}
 	}
-	if reads != 2 || loads != 2 {
-		t.Errorf("after GB's first pass (its cost a guess): the limiter read %d times, the history %d; want twice each", reads, loads)
+	if reads != 3 || loads != 2 {
+		t.Errorf("after GB's first pass (its cost a guess): the limiter read %d times, the history %d; want 3 (two plans, and GB's room at its ask) and twice", reads, loads)
 	}
 }
 

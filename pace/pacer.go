@@ -78,6 +78,7 @@ type Pacer struct {
 	mine   map[string][]Spent           // by pool
 	short  map[string][]Spent           // by pool: what stopped runs wanted beyond their spend (History.Short)
 	room   map[string]float64           // what the pools hold now, less the passes granted since
+	fresh  bool                         // room was read from the limiter in this ask (fits)
 	top    map[string]float64           // a round of the level 0 entries, by pool
 	rates  map[group]map[string]float64 // what the plan spends by group (spreads), units a second, by pool
 	back   map[string]time.Time         // since when the plans keep each entry held dropped (hold)
@@ -177,6 +178,7 @@ func (p *Pacer) Due(ctx context.Context, name string, slot time.Time) bool {
 	if _, busy := p.running[name]; busy {
 		return false
 	}
+	p.fresh = false
 	p.forgetAhead()
 	p.replan(ctx)
 	p.ranElsewhere(ctx, name)

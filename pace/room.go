@@ -7,14 +7,26 @@ import (
 	"github.com/ingestworks/ingest"
 )
 
-// fits reports whether the pools hold a pass of the entry now. When they
-// seem not to, the limiter is asked again: room freed since the plan.
+// fits reports whether the pools hold a pass of the entry now, as the
+// limiter counts them: the room the pacer holds is read again first
+// unless this ask read it already (its plan). Room frees as
+// the window slides, and what others spend between two plans (a
+// co-tenant's run --once, another worker, a call outside the passes) is
+// in no room the pacer counted down itself: a pass let in on that room
+// where a co-tenant had spent the day would stop at its first page, its
+// slot spent. A limiter that does not answer leaves the room as held. A
+// chart below level 0 is read again only when the room held says no, as
+// its passes keep a round of the level 0 charts' room beside them: read
+// at each ask, those declined for room wait at their slots together and
+// run in one burst as the window frees it, past their spread.
 func (p *Pacer) fits(ctx context.Context, i int) bool {
-	if p.planAt.IsZero() || p.hasRoom(i) {
+	if p.planAt.IsZero() {
 		return true
 	}
-	if states, err := p.cfg.State(ctx); err == nil {
-		p.roomOf(states)
+	if !p.fresh && (p.entries[i].Priority <= 0 || !p.hasRoom(i)) {
+		if states, err := p.cfg.State(ctx); err == nil {
+			p.roomOf(states)
+		}
 	}
 	return p.hasRoom(i)
 }
@@ -195,6 +207,7 @@ func (p *Pacer) take(i int) {
 // one would stop midway, its slot spent. What a running pass already
 // spent is counted twice until it ends, which only waits a little.
 func (p *Pacer) roomOf(states []ingest.PoolState) {
+	p.fresh = true
 	for _, st := range states {
 		if _, ok := p.pool(st.Pool); !ok {
 			continue

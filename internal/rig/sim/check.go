@@ -204,8 +204,11 @@ func checkAges(h *History) []string {
 
 // checkGaps is the first gap between name's passes (and from its last to
 // the end) longer than bound and what excuses it, "" for none. A gap a
-// second process's spell on the key (a join) overlaps is held to beside
-// instead when that is longer.
+// second process's spell on the key (a join) overlaps, or the default
+// pool's window after it, is held to beside instead when that is longer:
+// the plan counts what the second process spent over the pool's last
+// window as going on (docs/explanation/pacing.md), so the charts it
+// stretched stay stretched for a window after it left.
 func checkGaps(h *History, name string, starts []time.Time, bound, cadence, beside time.Duration, why string) string {
 	if len(starts) == 0 {
 		return fmt.Sprintf("%s: no pass completed in %d days", name, h.Days)
@@ -215,7 +218,7 @@ func checkGaps(h *History, name string, starts []time.Time, bound, cadence, besi
 	for i, from := range starts {
 		to := ends[i]
 		allowed := bound
-		if beside > bound && slices.ContainsFunc(h.Joins, func(j Join) bool { return j.From.Before(to) && j.To.After(from) }) {
+		if beside > bound && slices.ContainsFunc(h.Joins, func(j Join) bool { return j.From.Before(to) && j.To.Add(h.window(ingest.DefaultPool)).After(from) }) {
 			allowed = beside
 		}
 		allowed += h.excused(from, to, cadence)
@@ -1074,9 +1077,10 @@ func checkRoomTaken(h *History) []string {
 	}
 	capacity := h.capacity(ingest.DefaultPool)
 	var window time.Duration
+	day := dayRoom{latency: h.Latency, calls: inTime(h.Calls)}
 	for _, p := range h.Costs.Pools {
 		if p.Name == ingest.DefaultPool {
-			window = p.Window
+			window, day.pool = p.Window, p
 		}
 	}
 	var calls []Call // the default pool's
@@ -1098,6 +1102,9 @@ func checkRoomTaken(h *History) []string {
 		}
 		n++
 		end := slot.Add(h.Every)
+		if end.After(h.End) {
+			end = h.End // room freed past the history's end is no one's to take
+		}
 		if h.downIn(slot, end) || h.failingIn(Interval{slot, end}) {
 			continue
 		}
@@ -1117,7 +1124,7 @@ func checkRoomTaken(h *History) []string {
 		if ran || need == 0 {
 			continue
 		}
-		if at, ok := roomFreed(calls, window, capacity, int64(need), slot, end.Add(-roomGrace)); ok {
+		if at, ok := roomFreed(calls, window, day, capacity, int64(need), slot, end.Add(-roomGrace)); ok {
 			missed = append(missed, fmt.Sprintf("%s declined at its slot %s for room, the pool had room for its %d pages from %s, and it did not pass before its next slot",
 				m[2], slot.UTC().Format(time.RFC3339), need, at.UTC().Format(time.TimeOnly)))
 		}
@@ -1130,9 +1137,11 @@ func checkRoomTaken(h *History) []string {
 
 // roomFreed is the first moment in (from, to) at which the fake's count
 // of the default pool over its trailing window (the calls it charged
-// since that moment less window) left need units under capacity and
-// stayed so for roomGrace with no call charged; false when none.
-func roomFreed(calls []Call, window time.Duration, capacity, need int64, from, to time.Time) (time.Time, bool) {
+// since that moment less window) left need units under capacity, and so
+// did its calendar day (day), and stayed so for roomGrace with no call
+// charged; false when none. Room frees as a call ages out of the window,
+// or at the day's reset.
+func roomFreed(calls []Call, window time.Duration, day dayRoom, capacity, need int64, from, to time.Time) (time.Time, bool) {
 	// The count drops when a call ages out of the window: the moments to look at.
 	charged := func(t time.Time) int64 { // the units charged in (t-window, t]
 		var lo, hi int64
@@ -1146,12 +1155,17 @@ func roomFreed(calls []Call, window time.Duration, capacity, need int64, from, t
 		}
 		return hi - lo
 	}
+	var moments []time.Time
 	for _, c := range calls {
-		t := c.At.Add(window)
+		moments = append(moments, c.At.Add(window))
+	}
+	moments = append(moments, day.resets(from, to)...)
+	slices.SortFunc(moments, time.Time.Compare)
+	for _, t := range moments {
 		if !t.After(from) || !t.Before(to) {
 			continue
 		}
-		if capacity-charged(t) < need {
+		if capacity-charged(t) < need || !day.holds(need, t) {
 			continue
 		}
 		if callsIn(calls, t, t.Add(roomGrace)) == 0 {

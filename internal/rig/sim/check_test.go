@@ -649,7 +649,7 @@ func TestCheckFindsASlotDeclinedForRoomNotAskedAgain(t *testing.T) {
 	// window at US's slot of 4h, and 3:40's leaves it at 4:10
 	room := func(more ...float64) []string {
 		h := history(append(append(hourly(4, 1), more...), hourly(24, 1)[5:]...), nil, 1)
-		h.Costs, h.TrackFor = poolCosts(t, 2, "30m"), 0
+		h.Costs, h.TrackFor = withoutDay(poolCosts(t, 2, "30m")), 0
 		for i := range h.Runs {
 			h.Runs[i].Pages = 1
 		}

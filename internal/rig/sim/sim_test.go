@@ -312,10 +312,13 @@ func TestSimPoolDay(t *testing.T) {
 // evening, the process plans from what its database spent that day. It
 // lives two days unless told otherwise: one from 08:00 UTC misses the
 // first hour of the Pacific day it starts in, so no whole day of the
-// pool's is seen spent to its limit.
+// pool's is seen spent to its limit. A run --once of another region on
+// the key beside it (Beside), unpaced, spends the day before its
+// midnight, so that a pass started on room the plan counted but a
+// co-tenant spent shows.
 func TestSimPacedPoolDay(t *testing.T) {
 	s := scarceOver(t, 300, 50, 6*time.Hour)
-	simulate(t, Config{Shape: s, Days: days(t, 2), Exhaust: true, Restarts: []time.Duration{11 * time.Hour},
+	simulate(t, Config{Shape: s, Days: days(t, 2), Exhaust: true, Beside: true, Restarts: []time.Duration{11 * time.Hour},
 		Start: time.Date(2026, 10, 31, 8, 0, 0, 0, time.UTC)})
 }
 
