@@ -86,6 +86,7 @@ func Check(h *History) []string {
 	out = append(out, checkUnreachedGivenBack(h)...)
 	out = append(out, checkClockSaid(h)...)
 	out = append(out, checkPreviousRanks(h)...)
+	out = append(out, checkChartsWhole(h)...)
 	return out
 }
 
