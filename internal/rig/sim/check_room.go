@@ -36,6 +36,18 @@ const skewMost = 2 * time.Hour
 // on Redis, of a loss or a stall, when the limiter counts less than the
 // fake did.
 func checkRoomAtStart(h *History) []string {
+	return passesHeld(h, "pool", func(p ingest.Pool, started time.Time) (time.Time, time.Duration, bool) {
+		return started.Add(-p.Window), p.Window, p.Window > 0
+	})
+}
+
+// passesHeld holds each of the daemon's paced chart passes to the room a
+// pool had at its start, counted as checkRoomAtStart counts it, over the
+// span since says: where it begins (the fake's count read from the
+// upstream's latency and a second after it), how far back it reaches
+// (for what the limiter may have counted short), and whether the pool
+// has one. what names the span in a finding.
+func passesHeld(h *History, what string, since func(p ingest.Pool, started time.Time) (from time.Time, reach time.Duration, ok bool)) []string {
 	if h.NoPace {
 		return nil
 	}
@@ -44,7 +56,7 @@ func checkRoomAtStart(h *History) []string {
 	var out []string
 	for _, pool := range h.Costs.Pools {
 		per := h.pageUnits(pool.Name)
-		if per == 0 || pool.Window <= 0 {
+		if _, _, ok := since(pool, h.Start); per == 0 || !ok {
 			continue
 		}
 		var round int64
@@ -58,18 +70,19 @@ func checkRoomAtStart(h *History) []string {
 			if r.Category != "" {
 				need = round + cats[chartName(r.Region, r.Category)]*per
 			}
-			if h.beside(r) || h.peers(r) || (r.Category != "" && dropped(r.Started)) || h.limiterBehind(r.Started, pool.Window) {
+			from, reach, _ := since(pool, r.Started)
+			if h.beside(r) || h.peers(r) || (r.Category != "" && dropped(r.Started)) || h.limiterBehind(r.Started, reach) {
 				continue
 			}
 			n++
-			used := calls.chargedBefore(pool.Name, r.Started.Add(-pool.Window+h.Latency+time.Second), r.Started)
+			used := calls.chargedBefore(pool.Name, from.Add(h.Latency+time.Second), r.Started)
 			if left := pool.Capacity() - used; left < need {
 				short = append(short, fmt.Sprintf("%s at %s with %d left of the %d it needs", chartName(r.Region, r.Category), r.Started.UTC().Format(time.RFC3339), left, need))
 			}
 		}
 		if len(short) > 0 {
-			out = append(out, fmt.Sprintf("pool %s: %d of %d chart passes started where the pool did not hold them (a category chart: and a round of the regions' own charts after it): %s",
-				pool.Name, len(short), n, firstFew(short)))
+			out = append(out, fmt.Sprintf("pool %s: %d of %d chart passes started where the %s did not hold them (a category chart: and a round of the regions' own charts after it): %s",
+				pool.Name, len(short), n, what, firstFew(short)))
 		}
 	}
 	return out

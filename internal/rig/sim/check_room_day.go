@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/ingestworks/ingest"
@@ -20,42 +19,11 @@ import (
 // limiter admitted the day before is not counted in it; what the limiter
 // may have counted short (a wrong Date, a loss) is let be as there.
 func checkRoomInDay(h *History) []string {
-	if h.NoPace {
-		return nil
-	}
-	pages, cats, dropped := h.fewestPages(), h.fewestCategoryPages(), h.ownDroppedAt()
-	calls := inTime(h.Calls)
-	var out []string
-	for _, pool := range h.Costs.Pools {
-		per := h.pageUnits(pool.Name)
-		if per == 0 || pool.Day == nil {
-			continue
+	return passesHeld(h, "pool's day", func(p ingest.Pool, started time.Time) (time.Time, time.Duration, bool) {
+		if p.Day == nil {
+			return time.Time{}, 0, false
 		}
-		var round int64
-		for _, c := range h.Charts {
-			round += pages[c.Code] * per
-		}
-		var short []string
-		n := 0
-		for _, r := range h.Runs {
-			need := pages[r.Region] * per
-			if r.Category != "" {
-				need = round + cats[chartName(r.Region, r.Category)]*per
-			}
-			day := time.UnixMilli(ingest.DayStarts(pool.Day, r.Started)[1])
-			if h.beside(r) || h.peers(r) || (r.Category != "" && dropped(r.Started)) || h.limiterBehind(r.Started, r.Started.Sub(day)) {
-				continue
-			}
-			n++
-			used := calls.chargedBefore(pool.Name, day.Add(h.Latency+time.Second), r.Started)
-			if left := pool.Capacity() - used; left < need {
-				short = append(short, fmt.Sprintf("%s at %s with %d left of the %d it needs", chartName(r.Region, r.Category), r.Started.UTC().Format(time.RFC3339), left, need))
-			}
-		}
-		if len(short) > 0 {
-			out = append(out, fmt.Sprintf("pool %s: %d of %d chart passes started where the pool's day did not hold them (a category chart: and a round of the regions' own charts after it): %s",
-				pool.Name, len(short), n, firstFew(short)))
-		}
-	}
-	return out
+		day := time.UnixMilli(ingest.DayStarts(p.Day, started)[1])
+		return day, started.Sub(day), true
+	})
 }
