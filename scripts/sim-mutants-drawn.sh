@@ -42,7 +42,9 @@ packages=(quota ledger pace jobs store regions fetch retention custody wiring cl
 # the mutants the others left reach it.
 # TestSimLong lives its forty days whatever DAYS says, for about what one
 # day of TestSimDay costs: the only drawn shape past the long timers.
-shapes=(TestSimDay TestSimScarce TestSimScarceUnpaced TestSimTrackingEverySlot TestSimNemesis TestSimPoolDay TestSimPacedPoolDay TestSimLong TestSimRedis)
+# TestSimTwoTiers is the drawn shape with two tiers of weight: the tiered
+# shapes at every region cost too much to run for every mutant.
+shapes=(TestSimDay TestSimScarce TestSimTwoTiers TestSimScarceUnpaced TestSimTrackingEverySlot TestSimNemesis TestSimPoolDay TestSimPacedPoolDay TestSimLong TestSimRedis)
 
 if [ -n "${JUDGE:-}" ]; then
   echo "the draw kept in $JUDGE, $jobs at a time, $days simulated days a run, load $(cut -d' ' -f1-3 /proc/loadavg)"

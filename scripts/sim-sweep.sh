@@ -15,7 +15,7 @@ seeds=${SEEDS:-20}
 days=${DAYS:-2}
 jobs=${JOBS:-$(nproc)}
 # TestSimLong lives its forty days whatever DAYS says: its horizon is its point.
-shapes=(TestSimDay TestSimNemesis TestSimScarce TestSimScarceUnpaced TestSimTrackingEverySlot TestSimPoolDay TestSimPacedPoolDay TestSimLong)
+shapes=(TestSimDay TestSimNemesis TestSimScarce TestSimTwoTiers TestSimScarceUnpaced TestSimTrackingEverySlot TestSimPoolDay TestSimPacedPoolDay TestSimLong)
 if [ "${ALL:-0}" = 1 ]; then
 	shapes+=(TestSimNemesisEveryRegion TestSimShortPoolEveryRegion TestSimTieredPool TestSimTieredPoolShort)
 fi

@@ -283,6 +283,21 @@ func TestSimScarceUnpaced(t *testing.T) {
 		Start: time.Date(2026, 10, 25, 0, 0, 0, 0, time.UTC)})
 }
 
+// TestSimTwoTiers: four of the default regions in two tiers (US and GB
+// hourly, DE and FR every two hours) on a default pool of 260 units less
+// 50 a day, which holds tier 1 hourly only beside tier 2 stretched: the
+// plan holds tier 1 at its hour and stretches tier 2 alone, and tier 1
+// keeps its hour. Restarted at noon, the process plans again on the
+// pages it measured. The cheap shape with two tiers of weight, so that
+// the drawn mutants meet a plan that holds one tier and stretches another.
+func TestSimTwoTiers(t *testing.T) {
+	s := scarceAt(t, 260, 50)
+	s.Regions = "US,GB,DE:tier=2,FR:tier=2"
+	s.TrackFor = 0
+	simulate(t, Config{Shape: s, Days: days(t, 1), Restarts: []time.Duration{12 * time.Hour},
+		Start: time.Date(2026, 10, 25, 0, 0, 0, 0, time.UTC)})
+}
+
 // TestSimPoolDay: with --pace=false, the default regions on a default
 // pool whose day binds before its window (300 units less 50 over 6 hours
 // and over each Pacific day), from Oct 31, 08:00 UTC, across the Pacific
