@@ -14,10 +14,10 @@ import (
 // made. So every call Redis counts from a cut's instant to stallAnswer
 // after it, read once the worker has settled the decision (cutLook), is
 // one a ledger holds as spent and not given back: the decision it gave up
-// on is given back in Redis and in its ledger alike. Cuts whose looks saw
-// no call at all checked nothing.
+// on is given back in Redis and in its ledger alike. Cuts that were not
+// taken, or whose looks saw no call at all, checked nothing.
 func checkCutsCountedOnce(h *History) []string {
-	if len(h.CutLooks) == 0 {
+	if h.RedisCuts == 0 {
 		return nil
 	}
 	held := map[string]bool{}
@@ -40,7 +40,7 @@ func checkCutsCountedOnce(h *History) []string {
 		}
 	}
 	if seen == 0 {
-		out = append(out, fmt.Sprintf("%d decisions' connections were cut, and Redis counted no call at any of them: the cuts checked nothing", len(h.CutLooks)))
+		out = append(out, fmt.Sprintf("the shape drew %d cuts of a decision's connection and read %d after, and Redis counted no call at any: the cuts checked nothing", h.RedisCuts, len(h.CutLooks)))
 	}
 	return out
 }

@@ -14,7 +14,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"os"
 	"sort"
@@ -125,18 +124,6 @@ func (k *cutConn) SyscallConn() (syscall.RawConn, error) {
 		return sc.SyscallConn()
 	}
 	return nil, errors.ErrUnsupported
-}
-
-// cutTimes is when a decision's connection is cut: RedisCuts moments drawn
-// from Seed between Start and two cutLooks before end.
-func (c Config) cutTimes(end time.Time) []time.Time {
-	rng := rand.New(rand.NewPCG(c.Seed, 0xc07))
-	span := end.Add(-2 * cutLook).Sub(c.Start)
-	at := make([]time.Time, c.RedisCuts)
-	for i := range at {
-		at[i] = c.Start.Add(time.Duration(rng.Int64N(int64(span))))
-	}
-	return at
 }
 
 // lookAfterCuts reads, cutLook after each of the first n cuts taken before

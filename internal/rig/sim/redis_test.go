@@ -153,8 +153,9 @@ func TestRedisCutsLoseTheReplyAfterTheServerRanIt(t *testing.T) {
 // as production's main shape runs, its quota key made by `quota apply
 // --new` first, the Redis losing every key once in the first day and going
 // back to an older snapshot of itself later that day, a worker of another
-// database joining the key for hours in the second, and the daemon's
-// database moving off Redis at the end.
+// database joining the key for hours in the second, the replies to a few
+// decisions lost on the way back, and the daemon's database moving off
+// Redis at the end.
 func TestSimRedis(t *testing.T) {
 	srv, vc := virtualRedis(t)
 	vc.Server = srv

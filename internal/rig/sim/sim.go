@@ -646,6 +646,18 @@ func (c Config) stallTimes(end time.Time) []time.Time {
 	return at
 }
 
+// cutTimes is when a decision's connection is cut: RedisCuts moments drawn
+// from Seed between Start and two cutLooks before end.
+func (c Config) cutTimes(end time.Time) []time.Time {
+	rng := rand.New(rand.NewPCG(c.Seed, 0xc07))
+	span := end.Add(-2 * cutLook).Sub(c.Start)
+	at := make([]time.Time, c.RedisCuts)
+	for i := range at {
+		at[i] = c.Start.Add(time.Duration(rng.Int64N(int64(span))))
+	}
+	return at
+}
+
 // nemesis is the seed's moves until end: about one restart a day, down
 // from seconds to three hours, about one burst of upstream failures a
 // day, a few truncated answers every other day, and about one day in
