@@ -57,6 +57,7 @@ func Check(h *History) []string {
 	out = append(out, checkClockAsked(h)...)
 	out = append(out, checkCopiesRefused(h)...)
 	out = append(out, checkRefilled(h)...)
+	out = append(out, checkCutsCountedOnce(h)...)
 	out = append(out, checkLeftRedis(h)...)
 	out = append(out, checkAfterCharts(h)...)
 	out = append(out, checkBackfills(h)...)

@@ -16,7 +16,8 @@ const stallAnswer = time.Second
 // database's unmetered units in a pool stay within the pool's budget over
 // any trailing window (docs/explanation/quota.md, "While Redis cannot be
 // reached"). The simulation's limiter is unreachable only during the
-// Redis's stalls; the embedded limiter never is.
+// Redis's stalls and at a decision whose connection was cut; the embedded
+// limiter never is.
 func checkFailOpen(h *History) []string {
 	var out []string
 	for _, pool := range h.Costs.Pools {

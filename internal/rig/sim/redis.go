@@ -108,6 +108,8 @@ type RedisClock struct {
 	mu      sync.Mutex
 	due     []time.Time // stalls to come, the soonest first
 	stalled []time.Time // stalls taken, at the command they stopped
+	cutDue  []time.Time // cuts to come, the soonest first (cut.go)
+	cut     []time.Time // cuts taken, at the decision whose reply they lost
 }
 
 // stallFor is how long a stall stops the server, in the kernel's time:
@@ -154,8 +156,17 @@ func (c *RedisClock) Set(t time.Time) {
 // Close unmaps the file.
 func (c *RedisClock) Close() error { return syscall.Munmap(c.mem) }
 
-// DialHook is go-redis's: a dial changes nothing.
-func (c *RedisClock) DialHook(next redis.DialHook) redis.DialHook { return next }
+// DialHook hands the client each connection as one a cut can lose a
+// reply on (cut.go).
+func (c *RedisClock) DialHook(next redis.DialHook) redis.DialHook {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := next(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &cutConn{Conn: conn, c: c}, nil
+	}
+}
 
 // ProcessHook sets the server's clock to the bubble's before each command,
 // and stops the server when a stall is due.

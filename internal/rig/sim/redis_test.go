@@ -116,17 +116,51 @@ func TestRedisStallsAreTheWorlds(t *testing.T) {
 	})
 }
 
+// TestRedisCutsLoseTheReplyAfterTheServerRanIt: a cut due loses the reply
+// to the next decision the server ran, once, and is said at its moment; a
+// client that sent the decision again would have it run twice.
+func TestRedisCutsLoseTheReplyAfterTheServerRanIt(t *testing.T) {
+	srv, vc := virtualRedis(t)
+	synctest.Test(t, func(t *testing.T) {
+		c := virtualClient(t, srv, vc)
+		ctx := context.Background()
+		at := time.Now().Add(time.Minute)
+		vc.cutAt([]time.Time{at})
+		if err := c.RPush(ctx, "k", "spend").Err(); err != nil {
+			t.Fatalf("a decision before the cut is due: %v", err)
+		}
+		time.Sleep(time.Minute)
+		if err := c.RPush(ctx, "k", "read").Err(); err != nil {
+			t.Fatalf("no decision, the cut due: %v", err)
+		}
+		err := c.RPush(ctx, "k", "spend").Err()
+		if !errors.Is(err, syscall.ECONNRESET) {
+			t.Fatalf("the decision the cut met: %v, want a reset", err)
+		}
+		if err := c.RPush(ctx, "k", "spend").Err(); err != nil {
+			t.Fatalf("a decision after the cut: %v", err)
+		}
+		if got, _ := c.LRange(ctx, "k", 0, -1).Result(); !slices.Equal(got, []string{"spend", "read", "spend", "spend"}) {
+			t.Errorf("the server holds %q, want the cut decision run once", got)
+		}
+		if got := vc.cuts(); !slices.Equal(got, []time.Time{at}) || !slices.Equal(vc.stalls(), got) {
+			t.Errorf("cuts %v, stalls %v, want %v", got, vc.stalls(), []time.Time{at})
+		}
+	})
+}
+
 // TestSimRedis: TestSimDay's world with the daemon on the Redis limiter,
 // as production's main shape runs, its quota key made by `quota apply
 // --new` first, the Redis losing every key once in the first day and going
 // back to an older snapshot of itself later that day, a worker of another
-// database joining the key for hours in the second, and the daemon's
-// database moving off Redis at the end.
+// database joining the key for hours in the second, the replies to a few
+// decisions lost on the way back, and the daemon's database moving off
+// Redis at the end.
 func TestSimRedis(t *testing.T) {
 	srv, vc := virtualRedis(t)
 	vc.Server = srv
 	s := shipped()
 	s.Redis, s.RedisHook = "redis://"+srv.Addr+"/0", vc
 	simulate(t, Config{Shape: s, Days: days(t, 2), Readers: true, RedisLoss: 20*time.Hour + 17*time.Minute, RedisRollback: 23*time.Hour + 40*time.Minute, PeerAt: 27*time.Hour + 25*time.Minute,
-		RedisStalls: 24, LeaveRedis: true, Start: time.Date(2027, 3, 13, 12, 0, 0, 0, time.UTC)})
+		RedisStalls: 24, RedisCuts: 8, LeaveRedis: true, Start: time.Date(2027, 3, 13, 12, 0, 0, 0, time.UTC)})
 }

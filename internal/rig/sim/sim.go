@@ -99,6 +99,10 @@ type Config struct {
 	// RedisStalls, on Redis, is how many times its server stops for longer
 	// than the limiter's timeout, at moments drawn from Seed (redis.go).
 	RedisStalls int
+	// RedisCuts, on Redis, is how many times the connection of a decision
+	// is cut after the server ran it and before its reply came back, at
+	// moments drawn from Seed (cut.go).
+	RedisCuts int
 	// LeaveRedis, on Redis with PeerAt, ends the history with a move of
 	// the daemon's database off Redis at a peer's call (leave.go).
 	LeaveRedis bool
@@ -164,8 +168,11 @@ type History struct {
 	// Leaving is the move off Redis that ended the history (LeaveRedis).
 	Leaving *Leave
 	// Stalls are when the Redis stopped for stallFor (RedisStalls), or
-	// did not answer a command within its deadline.
+	// did not answer a command within its deadline, or a decision's
+	// connection was cut (RedisCuts).
 	Stalls []time.Time
+	// CutLooks are what the Redis counted from each cut's instant (cut.go).
+	CutLooks []CutLook
 	// Backfilled are the Backfills as they ran; SearchResults, when each
 	// search result the database holds at the end was fetched.
 	Backfilled    []Backfilled
@@ -325,6 +332,19 @@ func Simulate(c Config) (*History, error) {
 	if rc != nil {
 		rc.stallAt(c.stallTimes(h.End))
 	}
+	type cutsLooked struct {
+		looks []CutLook
+		err   error
+	}
+	var cutLooks chan cutsLooked
+	if rc != nil && c.RedisCuts > 0 {
+		rc.cutAt(c.cutTimes(h.End))
+		cutLooks = make(chan cutsLooked, 1)
+		go func() {
+			lks, err := lookAfterCuts(rc, c.Shape, c.RedisCuts, h.End)
+			cutLooks <- cutsLooked{lks, err}
+		}()
+	}
 	p.Store(start(dsn, c.Shape, up, boot, log, listen))
 	h.Starts = append(h.Starts, time.Now())
 	var cp copies
@@ -384,6 +404,13 @@ func Simulate(c Config) (*History, error) {
 		h.Joins, h.Peers = append(h.Joins, j), append(h.Peers, j)
 	}
 	time.Sleep(time.Until(h.End))
+	if cutLooks != nil {
+		lk := <-cutLooks
+		if h.CutLooks = lk.looks; lk.err != nil {
+			stopReading()
+			return h, lk.err
+		}
+	}
 	h.Copies, h.Backfilled = cp.looks(), backfilled()
 	stopReading()
 	if c.Readers || c.Operator {
@@ -619,6 +646,18 @@ func (c Config) stallTimes(end time.Time) []time.Time {
 	return at
 }
 
+// cutTimes is when a decision's connection is cut: RedisCuts moments drawn
+// from Seed between Start and two cutLooks before end.
+func (c Config) cutTimes(end time.Time) []time.Time {
+	rng := rand.New(rand.NewPCG(c.Seed, 0xc07))
+	span := end.Add(-2 * cutLook).Sub(c.Start)
+	at := make([]time.Time, c.RedisCuts)
+	for i := range at {
+		at[i] = c.Start.Add(time.Duration(rng.Int64N(int64(span))))
+	}
+	return at
+}
+
 // nemesis is the seed's moves until end: about one restart a day, down
 // from seconds to three hours, about one burst of upstream failures a
 // day, a few truncated answers every other day, and about one day in
@@ -811,13 +850,14 @@ type Entry struct {
 	Unmetered bool  // admitted while the limiter could not be reached
 	Peer      bool  // in the other worker's database (readPeer)
 	Seq       int64 // the order its database recorded it in
+	CallID    string
 }
 
 // readLedger is the quota ledger, in the order the calls were admitted.
 func readLedger(ctx context.Context, db *store.DB) ([]Entry, error) {
 	rows, err := db.Reader().QueryContext(ctx, `SELECT l.pool, l.units, l.at_ms,
 		EXISTS (SELECT 1 FROM ledger_given_back g WHERE g.quota_key = l.quota_key AND g.call_id = l.call_id),
-		l.unmetered, l.seq
+		l.unmetered, l.seq, l.call_id
 		FROM ledger l ORDER BY l.at_ms`)
 	if err != nil {
 		return nil, err
@@ -827,7 +867,7 @@ func readLedger(ctx context.Context, db *store.DB) ([]Entry, error) {
 	for rows.Next() {
 		var e Entry
 		var at int64
-		if err := rows.Scan(&e.Pool, &e.Units, &at, &e.GivenBack, &e.Unmetered, &e.Seq); err != nil {
+		if err := rows.Scan(&e.Pool, &e.Units, &at, &e.GivenBack, &e.Unmetered, &e.Seq, &e.CallID); err != nil {
 			return nil, err
 		}
 		e.At = time.UnixMilli(at)
