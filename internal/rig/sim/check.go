@@ -88,6 +88,7 @@ func Check(h *History) []string {
 	out = append(out, checkClockSaid(h)...)
 	out = append(out, checkPreviousRanks(h)...)
 	out = append(out, checkChartsWhole(h)...)
+	out = append(out, checkRefreshTookDue(h)...)
 	return out
 }
 
