@@ -35,19 +35,29 @@ func TestJobLeasesAreEachDatabases(t *testing.T) {
 	}
 	// The daemon's first prune, at a slot within a minute of its start:
 	// pruned or skipped. Its schedule line names the job too, so the wait
-	// is for the outcome's words.
+	// is for the outcome's words. A lease Redis did not answer within the
+	// limiter's bound (a loaded machine) says nothing of the lease, and the
+	// daemon then runs on its in-process guard, as designed: that start is
+	// tried again, a few times at most.
 	prune := func() string {
 		t.Helper()
-		p := h.start("run", "--every", "1m", "--regions", "US")
-		if !waitFor(3*time.Minute, func() bool {
-			out := p.out.String()
-			return strings.Contains(out, "msg=pruned job=prune") || strings.Contains(out, "prune skipped")
-		}) {
-			t.Fatalf("the daemon said nothing of its prune:\n%s", p.out)
+		var out string
+		for try := 0; try < 4; try++ {
+			p := h.start("run", "--every", "1m", "--regions", "US")
+			if !waitFor(3*time.Minute, func() bool {
+				out := p.out.String()
+				return strings.Contains(out, "msg=pruned job=prune") || strings.Contains(out, "prune skipped")
+			}) {
+				t.Fatalf("the daemon said nothing of its prune:\n%s", p.out)
+			}
+			p.signal(t, syscall.SIGTERM)
+			p.wait(cmdTimeout)
+			if out = p.out.String(); !strings.Contains(out, "lease unavailable") {
+				return out
+			}
 		}
-		p.signal(t, syscall.SIGTERM)
-		p.wait(cmdTimeout)
-		return p.out.String()
+		t.Fatalf("the lease was unavailable at every start:\n%s", out)
+		return ""
 	}
 	// Another database's host, of this version or an earlier one.
 	// A daemon says a slot it leaves to another process at debug (a
