@@ -89,6 +89,7 @@ func Check(h *History) []string {
 	out = append(out, checkPreviousRanks(h)...)
 	out = append(out, checkChartsWhole(h)...)
 	out = append(out, checkRefreshTookDue(h)...)
+	out = append(out, checkTrackCostKept(h)...)
 	return out
 }
 
