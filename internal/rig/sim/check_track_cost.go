@@ -18,8 +18,9 @@ import (
 // a pass. It is held to no less than the least a pass of the day before
 // cost, as the fake counted the calls it answered, less a tenth and a
 // unit for the rounding. A day whose passes met a wrong Date, a full disk,
-// a limiter out of reach or a move of the database is let be: the ledger
-// may then hold less than the upstream answered.
+// a limiter out of reach or a move of the database is let be (the ledger
+// may then hold less than the upstream answered), and so is one with a
+// `run --once` beside a pass (the fake's count is then two processes').
 func checkTrackCostKept(h *History) []string {
 	if h.TrackFor == 0 || len(h.Starts) < 2 {
 		return nil
