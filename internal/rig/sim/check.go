@@ -89,6 +89,8 @@ func Check(h *History) []string {
 	out = append(out, checkPreviousRanks(h)...)
 	out = append(out, checkChartsWhole(h)...)
 	out = append(out, checkRefreshTookDue(h)...)
+	out = append(out, checkTrackCostKept(h)...)
+	out = append(out, checkShareSaid(h)...)
 	return out
 }
 

@@ -42,6 +42,20 @@ type OperatorRead struct {
 	// Free is each pool's free_at as the limiter answered it (zero for
 	// null), absent as Used is
 	Free map[string]time.Time
+	// Plan is the daemon's published plan as the answer's pace says it;
+	// nil when the answer has none the daemon published
+	// (check_track_cost.go).
+	Plan *PlanSaid
+}
+
+// PlanSaid is a published plan as /api/v1/quota says it: when the daemon
+// made it, and by pool what every entry at its floor would spend by the
+// pool's reset, and when that is; each entry's floor, by name.
+type PlanSaid struct {
+	At    time.Time
+	Fixed map[string]int64
+	Reset map[string]time.Time
+	Floor map[string]time.Duration
 }
 
 // ListedRun is a chart run as /api/v1/runs lists it: Finished zero while
@@ -134,9 +148,14 @@ func readQuota(ctx context.Context, client *http.Client) (r OperatorRead) {
 			Start string  `json:"start"`
 			Units []int64 `json:"units"`
 		} `json:"daily"`
+		Pace *paceSaid `json:"pace"`
 	}
 	if err := json.Unmarshal(body, &q); err != nil {
 		r.Err = fmt.Sprintf("/api/v1/quota: %v", err)
+		return r
+	}
+	if r.Plan, err = q.Pace.plan(); err != nil {
+		r.Err = fmt.Sprintf("/api/v1/quota: pace: %v", err)
 		return r
 	}
 	if q.BackendOK {
@@ -179,6 +198,43 @@ func readQuota(ctx context.Context, client *http.Client) (r OperatorRead) {
 		r.Err = err.Error()
 	}
 	return r
+}
+
+// paceSaid is the answer's pace, as much of it as PlanSaid reads.
+type paceSaid struct {
+	Source string  `json:"source"`
+	MadeAt *string `json:"made_at"`
+	Pools  []struct {
+		Pool  string `json:"pool"`
+		Reset string `json:"reset"`
+		Fixed int64  `json:"fixed_units"`
+	} `json:"pools"`
+	Charts []struct {
+		Chart string  `json:"chart"`
+		Floor float64 `json:"floor_seconds"`
+	} `json:"charts"`
+}
+
+// plan is the plan p says, nil when it is none the daemon published.
+func (p *paceSaid) plan() (*PlanSaid, error) {
+	if p == nil || p.Source != "published" || p.MadeAt == nil {
+		return nil, nil
+	}
+	at, err := time.Parse(time.RFC3339, *p.MadeAt)
+	if err != nil {
+		return nil, fmt.Errorf("made_at: %w", err)
+	}
+	out := &PlanSaid{At: at, Fixed: map[string]int64{}, Reset: map[string]time.Time{}, Floor: map[string]time.Duration{}}
+	for _, l := range p.Pools {
+		if out.Reset[l.Pool], err = time.Parse(time.RFC3339, l.Reset); err != nil {
+			return nil, fmt.Errorf("pools %s: reset: %w", l.Pool, err)
+		}
+		out.Fixed[l.Pool] = l.Fixed
+	}
+	for _, c := range p.Charts {
+		out.Floor[c.Chart] = time.Duration(c.Floor * float64(time.Second))
+	}
+	return out, nil
 }
 
 // stampOrZero is an RFC 3339 time, zero for null.

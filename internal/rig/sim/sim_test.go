@@ -160,10 +160,12 @@ func simulateOne(t *testing.T, c Config) {
 // 10:00 UTC): the pools' day of 23 hours. Every three hours the
 // upstream's Date is an hour behind, and the process is stopped five
 // minutes into it and started inside it (skewedStarts); once, between
-// two of them, it is sent SIGTERM while a chart page is on the wire.
+// two of them, it is sent SIGTERM while a chart page is on the wire. The
+// upstream takes a fifth of a second a call, as a real one does, so that
+// a pass ends later than it starts.
 func TestSimDay(t *testing.T) {
 	simulate(t, Config{Shape: shipped(), Days: days(t, 1), Readers: true, SkewedStarts: skewedStarts(), Terms: []time.Duration{100 * time.Minute},
-		Start: time.Date(2027, 3, 13, 12, 0, 0, 0, time.UTC)})
+		Latency: 200 * time.Millisecond, Start: time.Date(2027, 3, 13, 12, 0, 0, 0, time.UTC)})
 }
 
 // skewedStarts are six wrong Dates of the upstream, three hours apart,
